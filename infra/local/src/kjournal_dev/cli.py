@@ -1,0 +1,114 @@
+"""`kjournal-dev up | down | status | logs`: real Kafka and Cassandra on loopback."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from kjournal_dev.config import DevConfig
+from kjournal_dev.errors import DevError
+from kjournal_dev.platform import CASSANDRA, KAFKA, Platform
+
+
+def _report(line: str) -> None:
+    print(f"kjournal-dev: {line}", flush=True)
+
+
+def _up(platform: Platform, args: argparse.Namespace) -> int:
+    endpoints = platform.up(report=_report)
+    verb = "started" if endpoints.started else "already running (reused)"
+    print(f"platform {verb}")
+    print(
+        f"  kafka bootstrap   {endpoints.kafka_bootstrap}   topics: {', '.join(endpoints.topics)}"
+    )
+    print(
+        f"  cassandra         {endpoints.cassandra_host}:{endpoints.cassandra_port}   "
+        f"keyspace: {endpoints.keyspace}"
+    )
+    print(f"  spark kafka jars  {endpoints.spark_kafka_jars}")
+    print(f"  data and logs     {endpoints.data_dir}")
+    return 0
+
+
+def _status(platform: Platform, args: argparse.Namespace) -> int:
+    rows = platform.status()
+    for row in rows:
+        state = "healthy" if row.healthy else ("unhealthy" if row.running else "stopped")
+        pid = str(row.pid) if row.pid else "-"
+        print(
+            f"{row.name:<10} {state:<10} pid {pid:<8} {row.address:<16} {row.detail:<16} {row.log_file}"
+        )
+    return 0 if all(row.healthy for row in rows) else 1
+
+
+def _down(platform: Platform, args: argparse.Namespace) -> int:
+    stopped = platform.down(keep_data=args.keep_data)
+    print("stopped " + ", ".join(stopped) if stopped else "nothing was running")
+    return 0
+
+
+def _logs(platform: Platform, args: argparse.Namespace) -> int:
+    path = platform.log_file(args.component)
+    lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+    for line in lines[-args.lines :]:
+        print(line)
+    if args.follow:
+        _follow(path)
+    return 0
+
+
+def _follow(path: Path) -> None:
+    with path.open(errors="replace") as stream:
+        stream.seek(0, 2)
+        try:
+            while True:
+                line = stream.readline()
+                if line:
+                    print(line, end="", flush=True)
+                else:
+                    time.sleep(0.3)
+        except KeyboardInterrupt:
+            return
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kjournal-dev",
+        description="Run real Kafka and Cassandra on 127.0.0.1 for kjournal. "
+        "Settings come from KJOURNAL_DEV_* variables (see README).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser(
+        "up", help="fetch (once), start and wait for Kafka and Cassandra; create topics and schema"
+    ).set_defaults(run=_up)
+    sub.add_parser("status", help="probe each service; exit 1 unless all are healthy").set_defaults(
+        run=_status
+    )
+    down = sub.add_parser("down", help="stop every process `up` started and free its ports")
+    down.add_argument("--keep-data", action="store_true", help="keep the run's data directory")
+    down.set_defaults(run=_down)
+    logs = sub.add_parser("logs", help="print a service's log")
+    logs.add_argument("component", choices=[KAFKA, CASSANDRA])
+    logs.add_argument("-n", "--lines", type=int, default=50)
+    logs.add_argument("-f", "--follow", action="store_true")
+    logs.set_defaults(run=_logs)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        platform = Platform(DevConfig.from_env())
+        code: int = args.run(platform, args)
+    except DevError as err:
+        print(f"kjournal-dev: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

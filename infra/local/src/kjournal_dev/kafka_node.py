@@ -1,0 +1,156 @@
+"""A real single-node KRaft Kafka broker (combined broker + controller) on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import subprocess
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError
+
+from kjournal_dev.config import DevConfig
+from kjournal_dev.errors import DevError
+from kjournal_dev.java import Java
+from kjournal_dev.process import spawn, tail
+
+_LOG4J2 = """<?xml version="1.0" encoding="UTF-8"?>
+<Configuration status="WARN">
+  <Appenders><Console name="out" target="SYSTEM_OUT">
+    <PatternLayout pattern="[%d] %p %m (%c)%n"/></Console></Appenders>
+  <Loggers>
+    <Logger name="kafka" level="INFO"/><Logger name="org.apache.kafka" level="INFO"/>
+    <Logger name="kafka.request.logger" level="WARN"/>
+    <Logger name="state.change.logger" level="WARN"/>
+    <Root level="INFO"><AppenderRef ref="out"/></Root>
+  </Loggers>
+</Configuration>
+"""
+
+
+def _cluster_id() -> str:
+    while True:
+        candidate = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not candidate.startswith("-"):
+            return candidate
+
+
+def server_properties(config: DevConfig, log_dir: Path) -> str:
+    host, port, cport = config.host, config.kafka_port, config.kafka_controller_port
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@{host}:{cport}",
+        "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{cport}",
+        "advertised.listeners": f"PLAINTEXT://{host}:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(log_dir),
+        "num.partitions": "1",
+        "auto.create.topics.enable": "false",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "4",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "log.retention.hours": "24",
+        "delete.topic.enable": "true",
+    }
+    return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[int, Path]:
+    """Format the storage and start the broker; returns (pid, log file). Does not wait."""
+    home = data_dir / "kafka"
+    home.mkdir(parents=True, exist_ok=True)
+    properties = home / "server.properties"
+    properties.write_text(server_properties(config, home / "data"))
+    (home / "log4j2.xml").write_text(_LOG4J2)
+    classpath = f"{jars}/*"
+    log_file = home / "kafka.log"
+    fmt = subprocess.run(
+        [
+            java.executable,
+            "-cp",
+            classpath,
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            _cluster_id(),
+            "-c",
+            str(properties),
+            "--ignore-formatted",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if fmt.returncode != 0:
+        log_file.write_text(fmt.stdout + fmt.stderr)
+        raise DevError(f"formatting Kafka storage failed; see {log_file}")
+    pid = spawn(
+        [
+            java.executable,
+            f"-Xms{config.kafka_heap_mb}m",
+            f"-Xmx{config.kafka_heap_mb}m",
+            "-XX:+UseG1GC",
+            f"-Dlog4j2.configurationFile=file:{home / 'log4j2.xml'}",
+            f"-Dkjournal.dev.home={home}",
+            "-cp",
+            classpath,
+            "kafka.Kafka",
+            str(properties),
+        ],
+        log_file=log_file,
+        cwd=home,
+    )
+    return pid, log_file
+
+
+async def _describe(bootstrap: str) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+    await admin.start()
+    try:
+        await admin.describe_cluster()
+    finally:
+        await admin.close()
+
+
+async def probe(bootstrap: str) -> bool:
+    """True if the broker answers a metadata request."""
+    client_log = logging.getLogger("aiokafka")
+    level = client_log.level
+    client_log.setLevel(logging.CRITICAL)  # "Unable connect" is expected while it starts
+    try:
+        await asyncio.wait_for(_describe(bootstrap), timeout=10)
+    except (TimeoutError, KafkaError, OSError):
+        return False
+    finally:
+        client_log.setLevel(level)
+    return True
+
+
+async def create_topics(bootstrap: str, names: Iterable[str], partitions: int) -> None:
+    """Create the journal topics if they are missing (existing ones are left as they are)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        missing = [NewTopic(name, partitions, 1) for name in names if name not in existing]
+        if missing:
+            with contextlib.suppress(TopicAlreadyExistsError):
+                await admin.create_topics(missing)
+    finally:
+        await admin.close()
+
+
+def log_tail(log_file: Path) -> str:
+    return tail(log_file)

@@ -1,0 +1,265 @@
+"""Bring the local platform up, report on it and take it down: the logic behind the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from kjournal_dev import cassandra_node, kafka_node, maven
+from kjournal_dev.config import DevConfig
+from kjournal_dev.errors import DevError
+from kjournal_dev.java import find_java
+from kjournal_dev.process import is_running, require_free_ports, stop, tail, wait_ports_free
+from kjournal_dev.schema_step import apply_schema
+from kjournal_dev.state import ComponentState, PlatformState
+
+KAFKA = "kafka"
+CASSANDRA = "cassandra"
+
+Reporter = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """How to reach what `up` started."""
+
+    kafka_bootstrap: str
+    cassandra_host: str
+    cassandra_port: int
+    keyspace: str
+    topics: tuple[str, ...]
+    spark_kafka_jars: Path
+    data_dir: Path
+    started: bool
+
+
+@dataclass(frozen=True)
+class ComponentStatus:
+    name: str
+    pid: int | None
+    address: str
+    running: bool
+    healthy: bool
+    detail: str
+    log_file: str
+
+
+class Platform:
+    def __init__(self, config: DevConfig) -> None:
+        self.config = config
+
+    def _state(self) -> PlatformState | None:
+        return PlatformState.load(self.config.state_file)
+
+    def _running(self, state: PlatformState | None, name: str) -> bool:
+        component = state.components.get(name) if state else None
+        return component is not None and is_running(component.pid, component.marker)
+
+    def up(self, report: Reporter = _quiet) -> Endpoints:
+        """Start whatever is not running yet, wait until it answers, create topics and schema."""
+        config = self.config
+        state = self._state()
+        to_start = [n for n in (KAFKA, CASSANDRA) if not self._running(state, n)]
+        if state is None or len(to_start) == 2:
+            if state is not None:
+                self._forget(state)
+            state = PlatformState(data_dir=tempfile.mkdtemp(prefix="kjournal-dev-"))
+        data_dir = Path(state.data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+
+        if to_start:
+            java = find_java(config.java)
+            ports: dict[str, tuple[int, str]] = {}
+            if KAFKA in to_start:
+                ports["Kafka broker"] = (config.kafka_port, "KJOURNAL_DEV_KAFKA_PORT")
+                ports["Kafka controller"] = (
+                    config.kafka_controller_port,
+                    "KJOURNAL_DEV_KAFKA_CONTROLLER_PORT",
+                )
+            if CASSANDRA in to_start:
+                ports["Cassandra CQL"] = (config.cassandra_port, "KJOURNAL_DEV_CASSANDRA_PORT")
+                ports["Cassandra storage"] = (
+                    config.cassandra_storage_port,
+                    "KJOURNAL_DEV_CASSANDRA_STORAGE_PORT",
+                )
+            require_free_ports(config.host, ports)
+        spark_jars = self._fetch(report)
+
+        for name in to_start:
+            jars = (maven.kafka_bundle() if name == KAFKA else maven.cassandra_bundle()).folder(
+                config
+            )
+            if name == KAFKA:
+                pid, log = kafka_node.start(config, java, jars, data_dir)
+                component = ComponentState(
+                    KAFKA,
+                    pid,
+                    config.kafka_bootstrap,
+                    str(log),
+                    str(data_dir / "kafka"),
+                    [config.kafka_port, config.kafka_controller_port],
+                )
+            else:
+                pid, log = cassandra_node.start(config, java, jars, data_dir)
+                component = ComponentState(
+                    CASSANDRA,
+                    pid,
+                    f"{config.host}:{config.cassandra_port}",
+                    str(log),
+                    str(data_dir / "cassandra"),
+                    [config.cassandra_port, config.cassandra_storage_port],
+                )
+            state.components[name] = component
+            state.save(config.state_file)
+            report(f"started {name} (pid {pid}), log: {log}")
+
+        self._wait(
+            state,
+            KAFKA,
+            config.kafka_timeout_s,
+            lambda: asyncio.run(kafka_node.probe(config.kafka_bootstrap)),
+            report,
+        )
+        self._wait(
+            state,
+            CASSANDRA,
+            config.cassandra_timeout_s,
+            lambda: cassandra_node.probe(config.host, config.cassandra_port) is not None,
+            report,
+        )
+        asyncio.run(
+            kafka_node.create_topics(config.kafka_bootstrap, config.topics, config.partitions)
+        )
+        report(
+            f"topics ready: {', '.join(config.topics)} ({config.partitions} partitions when new)"
+        )
+        apply_schema(config.host, config.cassandra_port, config.keyspace)
+        report(f"schema ready in keyspace {config.keyspace}")
+        return Endpoints(
+            kafka_bootstrap=config.kafka_bootstrap,
+            cassandra_host=config.host,
+            cassandra_port=config.cassandra_port,
+            keyspace=config.keyspace,
+            topics=config.topics,
+            spark_kafka_jars=spark_jars,
+            data_dir=data_dir,
+            started=bool(to_start),
+        )
+
+    def _fetch(self, report: Reporter) -> Path:
+        bundles = [
+            maven.kafka_bundle(),
+            maven.cassandra_bundle(),
+            maven.spark_kafka_bundle(self.config.spark_version),
+        ]
+        missing = [b for b in bundles if not (b.folder(self.config) / ".complete").exists()]
+        if missing:
+            report(
+                "fetching from Maven Central: "
+                + ", ".join(f"{b.name} {b.version}" for b in missing)
+            )
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            folders = list(pool.map(lambda b: maven.fetch(b, self.config), bundles))
+        return folders[2]
+
+    def _wait(
+        self,
+        state: PlatformState,
+        name: str,
+        timeout_s: int,
+        ready: Callable[[], bool],
+        report: Reporter,
+    ) -> None:
+        component = state.components[name]
+        started = time.monotonic()
+        deadline = started + timeout_s
+        while True:
+            if ready():
+                report(f"{name} ready at {component.address} ({time.monotonic() - started:.1f} s)")
+                return
+            if not is_running(component.pid, component.marker):
+                raise DevError(
+                    f"{name} exited during start-up; last lines of {component.log_file}:\n"
+                    + tail(Path(component.log_file))
+                )
+            if time.monotonic() >= deadline:
+                raise DevError(
+                    f"{name} did not answer within {timeout_s} s; last lines of "
+                    f"{component.log_file}:\n" + tail(Path(component.log_file))
+                )
+            time.sleep(0.5)
+
+    def status(self) -> list[ComponentStatus]:
+        state = self._state()
+        result = []
+        for name in (KAFKA, CASSANDRA):
+            component = state.components.get(name) if state else None
+            if component is None:
+                result.append(ComponentStatus(name, None, "-", False, False, "not started", "-"))
+                continue
+            running = is_running(component.pid, component.marker)
+            detail, healthy = "stopped", False
+            if running and name == KAFKA:
+                healthy = asyncio.run(kafka_node.probe(component.address))
+                detail = "metadata ok" if healthy else "not answering"
+            elif running:
+                host, port = component.address.rsplit(":", 1)
+                version = cassandra_node.probe(host, int(port))
+                healthy = version is not None
+                detail = f"release {version}" if healthy else "not answering"
+            result.append(
+                ComponentStatus(
+                    name,
+                    component.pid,
+                    component.address,
+                    running,
+                    healthy,
+                    detail,
+                    component.log_file,
+                )
+            )
+        return result
+
+    def down(self, keep_data: bool = False) -> list[str]:
+        """Stop every process `up` started, by PID, and free its ports; returns what was stopped."""
+        state = self._state()
+        if state is None:
+            return []
+        stopped = self._forget(state, keep_data)
+        return stopped
+
+    def _forget(self, state: PlatformState, keep_data: bool = False) -> list[str]:
+        stopped = []
+        ports: list[int] = []
+        for component in state.components.values():
+            if is_running(component.pid, component.marker):
+                stop(component.pid, component.marker)
+                stopped.append(f"{component.name} (pid {component.pid})")
+            ports.extend(component.ports)
+        held = wait_ports_free(self.config.host, ports)
+        if not keep_data:
+            shutil.rmtree(state.data_dir, ignore_errors=True)
+        self.config.state_file.unlink(missing_ok=True)
+        if held:
+            raise DevError(
+                f"stopped the platform, but ports {held} are still held by something else"
+            )
+        return stopped
+
+    def log_file(self, name: str) -> Path:
+        state = self._state()
+        if state is None or name not in state.components:
+            raise DevError(
+                f"{name} was not started by `kjournal-dev up` (no state in {self.config.state_dir})"
+            )
+        return Path(state.components[name].log_file)

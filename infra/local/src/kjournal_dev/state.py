@@ -1,0 +1,38 @@
+"""What `up` started: PIDs, ports, data and log locations, kept in a small JSON file."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class ComponentState:
+    name: str
+    pid: int
+    address: str
+    log_file: str
+    marker: str
+    ports: list[int] = field(default_factory=list)
+
+
+@dataclass
+class PlatformState:
+    data_dir: str
+    components: dict[str, ComponentState] = field(default_factory=dict)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> PlatformState | None:
+        try:
+            raw = json.loads(path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+        components = {name: ComponentState(**c) for name, c in raw.get("components", {}).items()}
+        return cls(data_dir=raw["data_dir"], components=components)

@@ -1,0 +1,1 @@
+"""kjournal: an event-sourcing journal on Kafka with a Cassandra eventual store."""

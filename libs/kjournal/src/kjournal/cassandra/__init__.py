@@ -1,0 +1,1 @@
+"""Cassandra side of the journal: schema, eventual reads, replicated writes."""

@@ -1,0 +1,1 @@
+"""kjournal reader service: journal reads over HTTP (Kafka read, Cassandra read)."""

@@ -1,0 +1,1 @@
+"""kjournal replicator: copies journal actions from Kafka into Cassandra on Spark."""

@@ -1,0 +1,1 @@
+"""kjournal writer service: appends, deletes, purges and marks over HTTP (Kafka rights only)."""

@@ -1,0 +1,81 @@
+"""Fixtures for tests against the real Kafka broker and Cassandra node.
+
+The platform is started once per test session (or an already running `kjournal-dev up` is reused)
+and stopped at the end if this session started it (set KJOURNAL_TEST_KEEP_PLATFORM=1 to keep it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from cassandra.cluster import Cluster, Session
+from kjournal_dev.platform import Endpoints
+
+from tests.support.platform import keep_platform, start_platform, unique_name
+
+
+@pytest.fixture(scope="session")
+def platform() -> Iterator[Endpoints]:
+    dev, endpoints = start_platform()
+    yield endpoints
+    if endpoints.started and not keep_platform():
+        dev.down()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(platform: Endpoints) -> str:
+    return platform.kafka_bootstrap
+
+
+@pytest.fixture(scope="session")
+def cassandra_cluster(platform: Endpoints) -> Iterator[Cluster]:
+    cluster = Cluster([platform.cassandra_host], port=platform.cassandra_port, protocol_version=5)
+    yield cluster
+    cluster.shutdown()
+
+
+@pytest.fixture(scope="session")
+def cassandra_session(cassandra_cluster: Cluster) -> Session:
+    return cassandra_cluster.connect()
+
+
+async def _create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(name, partitions, 1)])
+    finally:
+        await admin.close()
+
+
+async def _delete_topic(bootstrap: str, name: str) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics([name])
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+def topic(kafka_bootstrap: str) -> Iterator[str]:
+    """A fresh 4-partition journal topic, deleted after the test."""
+    name = unique_name("journal_t")
+    asyncio.run(_create_topic(kafka_bootstrap, name, 4))
+    yield name
+    asyncio.run(_delete_topic(kafka_bootstrap, name))
+
+
+@pytest.fixture
+def keyspace(cassandra_session: Session) -> Iterator[str]:
+    """A fresh, empty keyspace, dropped after the test."""
+    name = unique_name("kjt")
+    cassandra_session.execute(
+        f"CREATE KEYSPACE {name} WITH replication = "
+        "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+    )
+    yield name
+    cassandra_session.execute(f"DROP KEYSPACE IF EXISTS {name}")

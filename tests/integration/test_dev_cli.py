@@ -1,0 +1,141 @@
+"""`kjournal-dev` end to end: its lifecycle on spare ports, and one clear line for each bad situation."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kjournal_dev.config import DevConfig
+from kjournal_dev.process import is_running, port_is_free
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        KJOURNAL_DEV_STATE_DIR=str(tmp_path / "state"),
+        KJOURNAL_DEV_KAFKA_PORT=str(_free_port()),
+        KJOURNAL_DEV_KAFKA_CONTROLLER_PORT=str(_free_port()),
+        KJOURNAL_DEV_CASSANDRA_PORT=str(_free_port()),
+        KJOURNAL_DEV_CASSANDRA_STORAGE_PORT=str(_free_port()),
+    )
+    env.update(overrides)
+    return env
+
+
+def _cli(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kjournal_dev.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _one_clear_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("kjournal-dev: error: ")
+    return lines[0]
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield int(sock.getsockname()[1])
+
+
+def test_a_taken_port_is_named_with_the_setting_to_change(tmp_path: Path, taken_port: int):
+    result = _cli(_env(tmp_path, KJOURNAL_DEV_CASSANDRA_PORT=str(taken_port)), "up")
+
+    line = _one_clear_line(result)
+    assert f"port {taken_port}" in line
+    assert "Cassandra CQL" in line
+    assert "KJOURNAL_DEV_CASSANDRA_PORT" in line
+
+
+def test_an_unreachable_maven_repository_is_one_line(tmp_path: Path):
+    env = _env(
+        tmp_path,
+        KJOURNAL_DEV_CACHE=str(tmp_path / "empty-cache"),
+        KJOURNAL_DEV_MAVEN_REPO=f"http://127.0.0.1:{_free_port()}/maven2",
+    )
+
+    line = _one_clear_line(_cli(env, "up"))
+
+    assert "cannot reach http://127.0.0.1:" in line
+    assert not list((tmp_path / "empty-cache" / "jars").glob("*/.complete"))
+
+
+def test_a_java_other_than_17_is_refused(tmp_path: Path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    java = fake / "java"
+    java.write_text(
+        "#!/bin/sh\n"
+        "echo 'Property settings:' >&2\n"
+        "echo '    java.specification.version = 21' >&2\n"
+        "echo 'openjdk version \"21.0.4\" 2024-07-16' >&2\n"
+    )
+    java.chmod(0o755)
+    env = _env(tmp_path, PATH=f"{fake}:{os.environ['PATH']}")
+    env.pop("JAVA_HOME", None)
+    env.pop("KJOURNAL_DEV_JAVA", None)
+
+    line = _one_clear_line(_cli(env, "up"))
+
+    assert "needs Java 17" in line
+    assert "Java 21" in line
+    assert str(java) in line
+
+
+@pytest.mark.kafka
+@pytest.mark.cassandra
+def test_up_status_down_on_spare_ports_leaves_nothing_behind(tmp_path: Path):
+    env = _env(tmp_path, KJOURNAL_DEV_CASSANDRA_HEAP_MB="512", KJOURNAL_DEV_PARTITIONS="2")
+    config = DevConfig.from_env(env)
+    ports = [
+        config.kafka_port,
+        config.kafka_controller_port,
+        config.cassandra_port,
+        config.cassandra_storage_port,
+    ]
+    try:
+        up = _cli(env, "up")
+        assert up.returncode == 0, up.stderr + up.stdout
+        assert "platform started" in up.stdout
+
+        again = _cli(env, "up")
+        assert again.returncode == 0, again.stderr
+        assert "already running (reused)" in again.stdout
+
+        status = _cli(env, "status")
+        assert status.returncode == 0, status.stdout
+        lines = status.stdout.splitlines()
+        assert [line.split()[:2] for line in lines] == [
+            ["kafka", "healthy"],
+            ["cassandra", "healthy"],
+        ]
+        pids = [int(line.split()[3]) for line in lines]
+    finally:
+        down = _cli(env, "down")
+    assert down.returncode == 0, down.stderr
+    assert not any(is_running(pid) for pid in pids)
+    assert all(port_is_free("127.0.0.1", port) for port in ports)
+    assert _cli(env, "status").returncode == 1
