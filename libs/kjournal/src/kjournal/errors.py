@@ -1,0 +1,114 @@
+"""Every error kjournal raises on purpose.
+
+KJournalError
+├── InvalidInput                 the caller asked for something malformed; nothing was changed
+│   ├── InvalidKey               bad topic or id
+│   ├── InvalidSeqNr             seqNr outside 1..2^63-1, or a bad range
+│   ├── EmptyBatch               an append without events
+│   ├── SeqNrOrderError          seqNrs in a batch not strictly increasing
+│   ├── InvalidPayload           payload not of its declared type
+│   ├── InvalidDuration          an expireAfter that is not a duration
+│   └── RecordTooLarge           the encoded record exceeds the configured maximum
+├── FormatError                  bytes from Kafka or Cassandra that cannot be decoded
+│   ├── HeaderFormatError        a present `journal.action` header that is not valid
+│   └── PayloadFormatError       an Append record value that is not a valid container
+├── JournalNotFound              no such journal
+├── JournalQuarantined           a record of this journal was quarantined (topic, partition, offset)
+├── SchemaError                  the Cassandra schema is missing, newer than known, or a migration failed
+├── Unavailable                  a dependency did not answer
+│   ├── KafkaUnavailable
+│   └── CassandraUnavailable
+└── DeadlineExceeded             an operation ran out of time
+"""
+
+from __future__ import annotations
+
+
+class KJournalError(Exception):
+    """Root of kjournal's errors."""
+
+
+class InvalidInput(KJournalError):
+    """The request is malformed; nothing was written."""
+
+
+class InvalidKey(InvalidInput):
+    pass
+
+
+class InvalidSeqNr(InvalidInput):
+    pass
+
+
+class EmptyBatch(InvalidInput):
+    pass
+
+
+class SeqNrOrderError(InvalidInput):
+    pass
+
+
+class InvalidPayload(InvalidInput):
+    pass
+
+
+class InvalidDuration(InvalidInput):
+    pass
+
+
+class RecordTooLarge(InvalidInput):
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"record of {size} bytes exceeds the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+class FormatError(KJournalError):
+    """Stored bytes that cannot be decoded."""
+
+
+class HeaderFormatError(FormatError):
+    pass
+
+
+class PayloadFormatError(FormatError):
+    pass
+
+
+class JournalNotFound(KJournalError):
+    pass
+
+
+class JournalQuarantined(KJournalError):
+    """A record of the journal could not be replicated; reads fail until an operator resolves it."""
+
+    def __init__(self, topic: str, id: str, partition: int, offset: int, reason: str) -> None:
+        super().__init__(
+            f"journal {topic}:{id} has a quarantined record at partition {partition} "
+            f"offset {offset}: {reason}"
+        )
+        self.topic = topic
+        self.id = id
+        self.partition = partition
+        self.offset = offset
+        self.reason = reason
+
+
+class SchemaError(KJournalError):
+    pass
+
+
+class Unavailable(KJournalError):
+    pass
+
+
+class KafkaUnavailable(Unavailable):
+    pass
+
+
+class CassandraUnavailable(Unavailable):
+    pass
+
+
+class DeadlineExceeded(KJournalError):
+    pass
