@@ -14,6 +14,10 @@ from pathlib import Path
 
 from kjournal_dev.errors import DevError
 
+# Children started by this process stay referenced (a collected Popen whose process still runs
+# warns) and are reaped through their Popen, which also keeps them from lingering as zombies.
+_children: dict[int, subprocess.Popen[bytes]] = {}
+
 
 def port_is_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -50,11 +54,16 @@ def spawn(cmd: Sequence[str], log_file: Path, cwd: Path, env: dict[str, str] | N
             env=env,
             start_new_session=True,
         )
+    _children[proc.pid] = proc
     return proc.pid
 
 
 def is_running(pid: int, marker: str | None = None) -> bool:
     """True if `pid` is alive (and, given a marker, its command line contains it: no PID reuse)."""
+    child = _children.get(pid)
+    if child is not None and child.poll() is not None:
+        del _children[pid]
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
