@@ -1,0 +1,126 @@
+"""Throughput of the wire codecs: `uv run python -m bench.codec`.
+
+Encodes and decodes Append record values (JSON and binary containers of 1, 10 and 100 events) and
+`journal.action` headers; prints events (or headers) per second, best of a few rounds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from kjournal.model import (
+    AppendHeader,
+    BinaryPayload,
+    Event,
+    Events,
+    ExpireAfter,
+    HeaderMetadata,
+    JsonPayload,
+    JsonValue,
+    PayloadMetadata,
+    PayloadType,
+    SeqNr,
+    SeqRange,
+)
+from kjournal.wire import decode_action_header, decode_events, encode_action_header, encode_events
+
+SIZES = (1, 10, 100)
+MIN_SECONDS = 0.3
+ROUNDS = 3
+BASELINE = Path(__file__).parent / "baselines" / "codec.json"
+
+JSON_EVENT: dict[str, JsonValue] = {
+    "type": "FundsDeposited",
+    "amount": 12_500,
+    "currency": "EUR",
+    "reference": "c0ffee00-1234-4abc-9def-000000000042",
+    "meta": {"by": "cashier-7", "channel": "web", "tags": ["vip", "promo"]},
+}
+BINARY_EVENT = bytes(range(100))
+METADATA = PayloadMetadata(ExpireAfter.of(30, "days"), {"tenant": "t-1"})
+
+
+def batch(size: int, binary: bool) -> Events:
+    def payload(n: int) -> BinaryPayload | JsonPayload:
+        if binary:
+            return BinaryPayload(BINARY_EVENT)
+        return JsonPayload({**JSON_EVENT, "seq": n})
+
+    events = tuple(Event(SeqNr(n), frozenset({"deposit"}), payload(n)) for n in range(1, size + 1))
+    return Events(events, METADATA)
+
+
+def rate(operation: Callable[[], object]) -> float:
+    """Calls per second, best of ROUNDS rounds of at least MIN_SECONDS each."""
+    best = 0.0
+    for _ in range(ROUNDS):
+        calls = 0
+        start = time.perf_counter()
+        elapsed = 0.0
+        while elapsed < MIN_SECONDS:
+            for _ in range(10):
+                operation()
+            calls += 10
+            elapsed = time.perf_counter() - start
+        best = max(best, calls / elapsed)
+    return best
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main() -> None:
+    print("bench.codec: kjournal.wire encode/decode throughput")
+    print(
+        f"parameters: batch sizes {SIZES}; JSON events ~{len(json.dumps(JSON_EVENT))} B of JSON, "
+        f"binary events {len(BINARY_EVENT)} B; one tag; metadata with expireAfter and data; "
+        f"best of {ROUNDS} rounds of >= {MIN_SECONDS}s"
+    )
+    print(
+        f"host: {cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()} "
+        f"({platform.python_implementation()}) on {platform.system()} {platform.machine()}"
+    )
+    baseline = json.loads(BASELINE.read_text()) if BASELINE.exists() else None
+    print(f"baseline: {BASELINE if baseline else 'none recorded'}")
+    print()
+    print(f"{'container':<9} {'events':>6} {'bytes':>7} {'encode ev/s':>12} {'decode ev/s':>12}")
+    for binary in (False, True):
+        for size in SIZES:
+            events = batch(size, binary)
+            payload_type, data = encode_events(events)
+            assert decode_events(payload_type, data) == events
+            encode = rate(lambda events=events: encode_events(events))  # type: ignore[misc]
+            decode = rate(lambda t=payload_type, d=data: decode_events(t, d))  # type: ignore[misc]
+            name = "binary" if binary else "json"
+            print(
+                f"{name:<9} {size:>6} {len(data):>7} {encode * size:>12,.0f} {decode * size:>12,.0f}"
+            )
+    header = AppendHeader(
+        SeqRange(SeqNr(1), SeqNr(100)),
+        PayloadType.JSON,
+        HeaderMetadata({"trace": "abc"}),
+        origin="host-1",
+        version="0.1.0",
+    )
+    raw = encode_action_header(header)
+    print()
+    print(
+        f"journal.action header ({len(raw)} B): encode {rate(lambda: encode_action_header(header)):,.0f}/s, "
+        f"decode {rate(lambda: decode_action_header(raw)):,.0f}/s"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The JSON container: an Append record value when no event is binary (record payloadType "json").
+
+    {"events":[{"seqNr":1,"tags":["a"],"payloadType":"json","payload":{...}},
+               {"seqNr":2,"tags":[],"payloadType":"text","payload":"hello"},
+               {"seqNr":3,"tags":[]}],
+     "metadata":{"expireAfter":"1 day","data":{...}}}
+
+An event without a payload has neither `payloadType` nor `payload`. On read a missing
+`payloadType` means json, a missing `metadata` (v0 writers) means empty, and a JSON-null
+`payload` means no payload (as in the Scala reader).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from kjournal.errors import InvalidInput, InvalidPayload, PayloadFormatError
+from kjournal.model import (
+    BinaryPayload,
+    Event,
+    Events,
+    JsonPayload,
+    JsonValue,
+    Payload,
+    PayloadMetadata,
+    SeqNr,
+    TextPayload,
+)
+from kjournal.wire import json_text
+from kjournal.wire.metadata_json import payload_metadata_from_value, payload_metadata_to_value
+
+_NO_TAGS: frozenset[str] = frozenset()
+_EMPTY_METADATA = PayloadMetadata()
+
+
+def encode_json_container(events: Events) -> bytes:
+    """Encode events none of which is binary; InvalidPayload otherwise."""
+    items: list[JsonValue] = []
+    for event in events.events:
+        tags = cast("list[JsonValue]", sorted(event.tags))
+        item: dict[str, JsonValue] = {"seqNr": event.seq_nr, "tags": tags}
+        payload = event.payload
+        if payload is not None:
+            if isinstance(payload, BinaryPayload):
+                raise InvalidPayload(
+                    f"event {event.seq_nr} has a binary payload, which needs the binary container"
+                )
+            item["payloadType"] = payload.type.value
+            item["payload"] = payload.value
+        items.append(item)
+    document: dict[str, JsonValue] = {
+        "events": items,
+        "metadata": payload_metadata_to_value(events.metadata),
+    }
+    try:
+        return json_text.dump_bytes(document)
+    except ValueError as exc:
+        raise InvalidPayload(f"events cannot be written as JSON: {exc}") from exc
+
+
+def decode_json_container(data: bytes) -> Events:
+    """Decode a JSON container (with or without `metadata`); PayloadFormatError if invalid."""
+    try:
+        root = json_text.loads(data)
+    except ValueError as exc:
+        raise PayloadFormatError(f"JSON container is not UTF-8 JSON: {exc}") from exc
+    try:
+        return _read_events(root)
+    except (ValueError, InvalidInput) as exc:
+        raise PayloadFormatError(f"invalid JSON container: {exc}") from exc
+
+
+def _read_events(root: JsonValue) -> Events:
+    if not isinstance(root, dict):
+        raise ValueError("the container must be a JSON object")
+    raw_events = root.get("events")
+    if not isinstance(raw_events, list) or not raw_events:
+        raise ValueError("events must be a non-empty array")
+    metadata = root.get("metadata")
+    return Events(
+        tuple(_read_event(raw) for raw in raw_events),
+        _EMPTY_METADATA if metadata is None else payload_metadata_from_value(metadata),
+    )
+
+
+def _read_event(raw: JsonValue) -> Event:
+    if not isinstance(raw, dict):
+        raise ValueError("each event must be a JSON object")
+    seq_nr = SeqNr(json_text.read_long(raw.get("seqNr"), "seqNr"))
+    tags = raw.get("tags")
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        raise ValueError(f"event {seq_nr}: tags must be an array of strings")
+    payload_type = raw.get("payloadType")
+    value = raw.get("payload")
+    payload: Payload | None
+    if payload_type is None or payload_type == "json":
+        payload = None if value is None else JsonPayload(value)
+    elif payload_type == "text":
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"event {seq_nr}: a text payload must be a JSON string")
+        payload = None if value is None else TextPayload(value)
+    else:
+        raise ValueError(f"event {seq_nr}: payloadType must be json or text, got {payload_type!r}")
+    return Event(seq_nr, frozenset(cast("list[str]", tags)) if tags else _NO_TAGS, payload)

@@ -1,0 +1,62 @@
+"""JSON text as the Scala library writes it (jsoniter-scala defaults) and a strict reader.
+
+Writing: compact (no spaces), object keys in insertion order, non-ASCII as raw UTF-8, control
+characters and DEL escaped (`\\n`, `\\u001f`, `\\u007f`). Reading: UTF-8 only, exactly one JSON
+value, no NaN/Infinity. Both raise ValueError; callers turn it into their own error class.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import NoReturn
+
+from kjournal.model import JsonValue
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_LONG_MIN = -(2**63)
+_LONG_MAX = 2**63 - 1
+
+_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def dumps(value: object) -> str:
+    """Compact JSON text; ValueError for values JSON cannot hold (NaN, sets, lone surrogates)."""
+    try:
+        text = _encoder.encode(value)
+    except (TypeError, RecursionError) as exc:
+        raise ValueError(f"not a JSON value: {exc}") from exc
+    if "\x7f" in text:  # jsoniter escapes DEL; json leaves it raw. It can only occur in strings.
+        text = text.replace("\x7f", "\\u007f")
+    return text
+
+
+def dump_bytes(value: object) -> bytes:
+    """UTF-8 bytes of `dumps(value)`."""
+    try:
+        return dumps(value).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"text is not valid Unicode (lone surrogate?): {exc}") from exc
+
+
+def loads(data: bytes | bytearray | memoryview | str) -> JsonValue:
+    """Parse exactly one JSON value from UTF-8 bytes or text."""
+    text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+    try:
+        result: JsonValue = _decoder.decode(text)
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply") from exc
+    return result
+
+
+def read_long(value: JsonValue, name: str) -> int:
+    """A JSON number that is a whole 64-bit integer (Play's Reads[Long]); `1.0` is accepted."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and _LONG_MIN <= value <= _LONG_MAX:
+        return value
+    raise ValueError(f"{name} must be a 64-bit integer, got {value!r}")

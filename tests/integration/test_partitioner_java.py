@@ -1,0 +1,100 @@
+"""The partitioner table is reproducible from the Java client, and records land where it says."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from kjournal.model import Key, Mark, MarkHeader
+from kjournal.wire import ConsumedRecord, decode_action_record, encode_action, partition_for
+
+ROOT = Path(__file__).parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "wire"
+KAFKA_JARS = ROOT / ".cache" / "jars" / "kafka-4.3.1"
+CLASS_PATH = [KAFKA_JARS / "kafka-clients-4.3.1.jar", KAFKA_JARS / "slf4j-api-1.7.36.jar"]
+
+
+@pytest.mark.timeout(120)
+def test_jshell_with_kafka_clients_reproduces_the_committed_table():
+    jshell = shutil.which("jshell")
+    if jshell is None or not all(jar.exists() for jar in CLASS_PATH):
+        pytest.skip("needs jshell and the kafka-clients jar fetched by `scripts/dev up`")
+    result = subprocess.run(
+        [
+            jshell,
+            "--class-path",
+            ":".join(str(jar) for jar in CLASS_PATH),
+            str(FIXTURES / "partitioner-java.jsh"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=True,
+    )
+    assert result.stdout == (FIXTURES / "partitioner-java.json").read_text()
+
+
+KEYS = ["id", "player-42", "ключ", "日本語", "😀", "x" * 300]
+
+
+async def _produce_marks(bootstrap: str, topic: str) -> list[tuple[str, int, int]]:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
+    await producer.start()
+    sent: list[tuple[str, int, int]] = []
+    try:
+        for id_ in KEYS:
+            action = Mark(Key(topic, id_), datetime.now(UTC), MarkHeader(f"mark-{id_[:8]}"))
+            parts = encode_action(action)
+            meta = await producer.send_and_wait(
+                parts.topic,
+                key=parts.key,
+                value=parts.value,
+                headers=parts.headers,
+                timestamp_ms=parts.timestamp_ms,
+            )
+            sent.append((id_, meta.partition, meta.offset))
+    finally:
+        await producer.stop()
+    return sent
+
+
+async def _consume(bootstrap: str, topic: str, partition: int, offset: int) -> ConsumedRecord:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    tp = TopicPartition(topic, partition)
+    consumer.assign([tp])
+    await consumer.start()
+    try:
+        consumer.seek(tp, offset)
+        batch = await consumer.getmany(tp, timeout_ms=10_000, max_records=1)
+    finally:
+        await consumer.stop()
+    record = batch[tp][0]
+    return ConsumedRecord(
+        topic=record.topic,
+        partition=record.partition,
+        offset=record.offset,
+        key=record.key,
+        value=record.value,
+        headers=list(record.headers),
+        timestamp_ms=record.timestamp,
+    )
+
+
+@pytest.mark.kafka
+def test_records_land_on_the_java_partition_and_decode_back(kafka_bootstrap: str, topic: str):
+    sent = asyncio.run(_produce_marks(kafka_bootstrap, topic))
+
+    for id_, partition, offset in sent:
+        assert partition == partition_for(id_.encode(), 4), id_
+        consumed = asyncio.run(_consume(kafka_bootstrap, topic, partition, offset))
+        decoded = decode_action_record(consumed)
+        assert decoded is not None
+        assert isinstance(decoded.action, Mark)
+        assert decoded.action.key == Key(topic, id_)
+        assert (decoded.partition_offset.partition, decoded.offset) == (partition, offset)
