@@ -28,6 +28,8 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         KJOURNAL_DEV_KAFKA_CONTROLLER_PORT=str(_free_port()),
         KJOURNAL_DEV_CASSANDRA_PORT=str(_free_port()),
         KJOURNAL_DEV_CASSANDRA_STORAGE_PORT=str(_free_port()),
+        KJOURNAL_DEV_WRITER_PORT=str(_free_port()),
+        KJOURNAL_DEV_READER_PORT=str(_free_port()),
     )
     env.update(overrides)
     return env
@@ -115,11 +117,15 @@ def test_up_status_down_on_spare_ports_leaves_nothing_behind(tmp_path: Path):
         config.kafka_controller_port,
         config.cassandra_port,
         config.cassandra_storage_port,
+        config.writer_port,
+        config.reader_port,
     ]
     try:
         up = _cli(env, "up")
         assert up.returncode == 0, up.stderr + up.stdout
         assert "platform started" in up.stdout
+        assert f"writer            http://127.0.0.1:{config.writer_port}" in up.stdout
+        assert f"reader            http://127.0.0.1:{config.reader_port}" in up.stdout
 
         again = _cli(env, "up")
         assert again.returncode == 0, again.stderr
@@ -131,6 +137,8 @@ def test_up_status_down_on_spare_ports_leaves_nothing_behind(tmp_path: Path):
         assert [line.split()[:2] for line in lines] == [
             ["kafka", "healthy"],
             ["cassandra", "healthy"],
+            ["writer", "healthy"],
+            ["reader", "healthy"],
         ]
         pids = [int(line.split()[3]) for line in lines]
     finally:

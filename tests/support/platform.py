@@ -16,7 +16,8 @@ def start_platform() -> tuple[Platform, Endpoints]:
     platform = Platform(config)
     was_running = config.state_file.exists()
     try:
-        return platform, platform.up()
+        # Service tests start their own writers and readers, each configured for the test.
+        return platform, platform.up(with_services=False)
     except BaseException:
         if not was_running:
             platform.down()

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from kjournal_dev import cassandra_node, kafka_node, maven
+from kjournal_dev import cassandra_node, kafka_node, maven, services
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.java import find_java
@@ -41,6 +42,7 @@ class Endpoints:
     spark_kafka_jars: Path
     data_dir: Path
     started: bool
+    services: dict[str, str] = field(default_factory=dict)  # name → base URL
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,9 @@ class Platform:
         component = state.components.get(name) if state else None
         return component is not None and is_running(component.pid, component.marker)
 
-    def up(self, report: Reporter = _quiet) -> Endpoints:
-        """Start whatever is not running yet, wait until it answers, create topics and schema."""
+    def up(self, report: Reporter = _quiet, with_services: bool = True) -> Endpoints:
+        """Start whatever is not running yet, wait until it answers, create topics and schema,
+        then (unless `with_services` is false) the writer and reader services."""
         config = self.config
         state = self._state()
         to_start = [n for n in (KAFKA, CASSANDRA) if not self._running(state, n)]
@@ -145,6 +148,7 @@ class Platform:
         )
         apply_schema(config.host, config.cassandra_port, config.keyspace)
         report(f"schema ready in keyspace {config.keyspace}")
+        urls = self._up_services(state, data_dir, report) if with_services else {}
         return Endpoints(
             kafka_bootstrap=config.kafka_bootstrap,
             cassandra_host=config.host,
@@ -154,7 +158,30 @@ class Platform:
             spark_kafka_jars=spark_jars,
             data_dir=data_dir,
             started=bool(to_start),
+            services=urls,
         )
+
+    def _up_services(
+        self, state: PlatformState, data_dir: Path, report: Reporter
+    ) -> dict[str, str]:
+        config = self.config
+        to_start = [spec for spec in services.SERVICES if not self._running(state, spec.name)]
+        require_free_ports(
+            config.host,
+            {
+                f"{spec.name} service": (spec.port_of(config), spec.port_variable)
+                for spec in to_start
+            },
+        )
+        for spec in to_start:
+            component = services.start(spec, config, data_dir)
+            state.components[spec.name] = component
+            state.save(config.state_file)
+            report(f"started {spec.name} (pid {component.pid}), log: {component.log_file}")
+        for spec in services.SERVICES:
+            ready = functools.partial(services.is_ready, spec.url(config), spec.health_path)
+            self._wait(state, spec.name, config.service_timeout_s, ready, report)
+        return {spec.name: spec.url(config) for spec in services.SERVICES}
 
     def _fetch(self, report: Reporter) -> Path:
         bundles = [
@@ -200,9 +227,11 @@ class Platform:
             time.sleep(0.5)
 
     def status(self) -> list[ComponentStatus]:
+        """Kafka, Cassandra, then each service (`not started` if `up` was told to skip them)."""
         state = self._state()
         result = []
-        for name in (KAFKA, CASSANDRA):
+        names = [KAFKA, CASSANDRA, *(spec.name for spec in services.SERVICES)]
+        for name in names:
             component = state.components.get(name) if state else None
             if component is None:
                 result.append(ComponentStatus(name, None, "-", False, False, "not started", "-"))
@@ -212,6 +241,8 @@ class Platform:
             if running and name == KAFKA:
                 healthy = asyncio.run(kafka_node.probe(component.address))
                 detail = "metadata ok" if healthy else "not answering"
+            elif running and name not in (KAFKA, CASSANDRA):
+                healthy, detail = services.probe(component.address)
             elif running:
                 host, port = component.address.rsplit(":", 1)
                 version = cassandra_node.probe(host, int(port))
@@ -241,7 +272,8 @@ class Platform:
     def _forget(self, state: PlatformState, keep_data: bool = False) -> list[str]:
         stopped = []
         ports: list[int] = []
-        for component in state.components.values():
+        # Newest first: the services stop (and flush) while Kafka is still there.
+        for component in reversed(state.components.values()):
             if is_running(component.pid, component.marker):
                 stop(component.pid, component.marker)
                 stopped.append(f"{component.name} (pid {component.pid})")

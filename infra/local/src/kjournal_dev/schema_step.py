@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.session import connect
+from kjournal.settings import CassandraSettings
 
 
 def apply_schema(host: str, port: int, keyspace: str) -> int:
     """Create or upgrade the keyspace; returns the schema version now recorded."""
-    from cassandra.cluster import Cluster
-
-    cluster = Cluster([host], port=port, protocol_version=5, connect_timeout=10)
+    session = connect(CassandraSettings(contact_points=(host,), port=port))
     try:
-        session = cluster.connect()
         return migrate(session, SchemaSettings(keyspace=keyspace))
     finally:
-        cluster.shutdown()
+        session.cluster.shutdown()

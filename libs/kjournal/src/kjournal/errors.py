@@ -56,6 +56,12 @@ class InvalidDuration(InvalidInput):
     pass
 
 
+class UnknownTopic(InvalidInput):
+    def __init__(self, topic: str) -> None:
+        super().__init__(f"topic {topic!r} does not exist")
+        self.topic = topic
+
+
 class RecordTooLarge(InvalidInput):
     def __init__(self, size: int, limit: int) -> None:
         super().__init__(f"record of {size} bytes exceeds the limit of {limit} bytes")
@@ -72,6 +78,10 @@ class HeaderFormatError(FormatError):
 
 
 class PayloadFormatError(FormatError):
+    pass
+
+
+class DataIntegrityError(FormatError):
     pass
 
 
@@ -92,6 +102,18 @@ class JournalQuarantined(KJournalError):
         self.partition = partition
         self.offset = offset
         self.reason = reason
+
+
+class TopicRepartitioned(KJournalError):
+    """The topic's partition count changed, so the journal's actions span two partitions."""
+
+    def __init__(self, topic: str, id: str, stored: int, computed: int) -> None:
+        super().__init__(
+            f"journal {topic}:{id} was replicated from partition {stored} but its key now maps to "
+            f"partition {computed}: the topic's partition count changed; refusing to misread it"
+        )
+        self.topic = topic
+        self.id = id
 
 
 class SchemaError(KJournalError):

@@ -6,13 +6,16 @@ implement them. The write side is synchronous (it runs inside Spark tasks); the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Collection, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from kjournal.model import EventRecord, ExpireAfter, Key, PartitionOffset, SeqNr
+from kjournal.model import EventRecord, Key, SeqNr
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
+
+if TYPE_CHECKING:
+    from kjournal.fold.plan import Step
 
 
 class EventualReader(Protocol):
@@ -22,13 +25,23 @@ class EventualReader(Protocol):
         """The last offset of (topic, partition) fully replicated, or None if none yet."""
         ...
 
-    async def head(self, key: Key) -> JournalHead | None: ...
-
-    def events(self, key: Key, head: JournalHead, from_: SeqNr) -> AsyncIterator[EventRecord]:
-        """Events with seqNr ≥ max(from_, delete_to + 1), ascending, streamed by segment."""
+    async def head(self, key: Key) -> JournalHead | None:
+        """The journal's `metajournal` row, or None if the store holds no such journal."""
         ...
 
-    def ids(self, topic: str) -> AsyncIterator[str]: ...
+    def events(
+        self, key: Key, head: JournalHead, from_: SeqNr
+    ) -> AsyncGenerator[EventRecord, None]:
+        """Events with max(from_, delete_to + 1) ≤ seqNr ≤ head.seq_nr, ascending, by segment.
+
+        Implementations return an async generator: close it (contextlib.aclosing) when stopping
+        early. A seqNr stored twice raises FormatError ("data integrity violated").
+        """
+        ...
+
+    def ids(self, topic: str) -> AsyncGenerator[str, None]:
+        """Every journal id with a head in `topic`, each once, in no particular order."""
+        ...
 
     async def quarantined(self, key: Key) -> QuarantinedRecord | None:
         """The oldest quarantined record of this journal, if any."""
@@ -36,38 +49,44 @@ class EventualReader(Protocol):
 
 
 class ReplicatedStore(Protocol):
-    """Write side of the eventual store, used only by the replicator (synchronous)."""
+    """Write side of the eventual store, used only by the replicator (synchronous).
 
-    def pointer2(self, topic: str, partition: int) -> int | None: ...
+    The replicator plans (`kjournal.fold.plan`, pure) and the store executes: `write` runs each
+    journal's steps in order, every write of a step acknowledged before the next step starts, so
+    rows are stored before the head that covers them and a crash at any point is repaired by
+    applying the same records again. Journals are independent and may run concurrently.
+    """
 
-    def set_pointer2(self, topic: str, partition: int, offset: int, now: datetime) -> None: ...
-
-    def head(self, key: Key) -> JournalHead | None: ...
-
-    def append(
-        self,
-        key: Key,
-        head: JournalHead | None,
-        position: PartitionOffset,
-        now: datetime,
-        expire_after: ExpireAfter | None,
-        events: Sequence[EventRecord],
-    ) -> JournalHead | None:
-        """Apply an append batch (skipping what `head` already covers); return the new head."""
+    @property
+    def segment_size(self) -> int:
+        """The `journal` segment size given to journals created from now on."""
         ...
 
-    def delete(
-        self,
-        key: Key,
-        head: JournalHead | None,
-        position: PartitionOffset,
-        now: datetime,
-        to: SeqNr,
-        origin: str | None,
-    ) -> JournalHead | None: ...
+    def pointer2(self, topic: str, partition: int) -> int | None:
+        """The last offset of (topic, partition) fully replicated, or None if none yet."""
+        ...
 
-    def purge(
-        self, key: Key, head: JournalHead | None, position: PartitionOffset, now: datetime
-    ) -> JournalHead | None: ...
+    def set_pointer2(
+        self, topic: str, partition: int, offset: int, now: datetime, *, insert: bool
+    ) -> None:
+        """Record `offset` as fully replicated; `insert` (no pointer yet) also sets `created`."""
+        ...
 
-    def quarantine(self, record: QuarantinedRecord) -> None: ...
+    def heads(self, keys: Sequence[Key]) -> list[JournalHead | None]:
+        """The head of each journal (None: no head), in the order of `keys`."""
+        ...
+
+    def write(self, journals: Sequence[tuple[Key, Sequence[Step]]]) -> list[Exception | None]:
+        """Run each journal's steps; per journal, None or the error that stopped its steps."""
+        ...
+
+    def quarantine(self, records: Sequence[QuarantinedRecord]) -> None:
+        """Keep records the replicator will not apply; their journals count as quarantined."""
+        ...
+
+    def quarantined_from(self, topic: str, partition: int, ids: Collection[str]) -> dict[str, int]:
+        """For each of `ids` with quarantined records: the first quarantined offset in `partition`.
+
+        -1 if its quarantined records are all in other partitions (nothing of it is applied).
+        """
+        ...

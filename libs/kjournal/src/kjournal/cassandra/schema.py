@@ -1,27 +1,437 @@
-"""Keyspace creation and schema migrations (placeholder until the journal core lands)."""
+"""Keyspace creation and schema migrations: the Scala library's schema version 8, plus ours.
+
+`migrate` brings a keyspace to the current schema and returns the Scala schema version recorded:
+
+1. Create the keyspace if it is missing (when allowed).
+2. Create the missing tables among journal, metajournal (+ its two indexes), pointer2 and setting
+   (when allowed). "Fresh" = all four were created now.
+3. Scala steps, recorded in `setting` under `schema-version` as the index of the last step applied
+   (a complete schema records "8"): fresh → record 8 without running anything; no record → run
+   every step; a record → run the steps after it; a record newer than we know → run nothing.
+4. kjournal steps (the quarantine table), recorded the same way under `kjournal-schema-version`.
+   A separate key, so a future Scala step #9 can never be mistaken for one of ours.
+5. Check that every table has the columns, types and keys we read and write.
+
+Each step is idempotent on its own: ALTER ... ADD first looks at the column (present with the same
+type → nothing to do; another type → SchemaError), drops and creates use IF [NOT] EXISTS. Unlike the
+Scala library (issue #923), a failing step raises SchemaError, stops the run, and leaves the
+recorded version at the last step that succeeded. After every DDL statement we wait for schema
+agreement. There is no DDL lock: run one migration at a time (the schema Job does).
+"""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import Any
+import logging
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
 
-_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,47}$")
+from cassandra import ConsistencyLevel, InvalidRequest
+from cassandra.query import SimpleStatement
+
+from kjournal.cassandra.session import driver_errors
+from kjournal.cassandra.tables import (
+    JOURNAL,
+    METAJOURNAL,
+    POINTER2,
+    QUARANTINE,
+    SETTING,
+    TableDef,
+    TableNames,
+    index_name,
+)
+from kjournal.errors import SchemaError
+from kjournal.settings import (
+    CassandraReplication,
+    CassandraSettings,
+    CassandraTables,
+    Consistency,
+    validate_cql_name,
+)
+
+__all__ = [
+    "KJOURNAL_SCHEMA_VERSION",
+    "KJOURNAL_SCHEMA_VERSION_KEY",
+    "SCALA_SCHEMA_VERSION",
+    "SCHEMA_VERSION_KEY",
+    "SchemaSettings",
+    "check_schema",
+    "migrate",
+]
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION_KEY: Final = "schema-version"
+KJOURNAL_SCHEMA_VERSION_KEY: Final = "kjournal-schema-version"
+
+# Tables the Scala library dropped; their names were never configurable.
+_OLD_METADATA_TABLE: Final = "metadata"
+_OLD_POINTER_TABLE: Final = "pointer"
 
 
 @dataclass(frozen=True)
 class SchemaSettings:
+    """What `migrate` may do, and where."""
+
     keyspace: str = "journal"
-    replication: str = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+    replication: CassandraReplication = field(default_factory=CassandraReplication)
+    tables: CassandraTables = field(default_factory=CassandraTables)
+    create_keyspace: bool = True
+    create_tables: bool = True
+    read_consistency: Consistency = Consistency.LOCAL_QUORUM
+    write_consistency: Consistency = Consistency.LOCAL_QUORUM
+    origin: str | None = None
+    """Written to `setting.origin` with each version; the host name if None."""
+    ddl_timeout: float = 120.0
+    schema_agreement_timeout: float = 60.0
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.keyspace):
-            raise ValueError(f"invalid keyspace name {self.keyspace!r}")
+        try:
+            validate_cql_name(self.keyspace)
+        except ValueError as exc:
+            raise SchemaError(f"invalid keyspace name {self.keyspace!r}") from exc
+
+    @classmethod
+    def from_settings(cls, settings: CassandraSettings) -> SchemaSettings:
+        return cls(
+            keyspace=settings.keyspace,
+            replication=settings.replication,
+            tables=settings.tables,
+            create_keyspace=settings.auto_create_keyspace,
+            read_consistency=settings.read_consistency,
+            write_consistency=settings.write_consistency,
+            ddl_timeout=max(settings.request_timeout, 120.0),
+        )
+
+    @property
+    def names(self) -> TableNames:
+        return TableNames.of(self.keyspace, self.tables)
+
+
+# --- the steps -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Step:
+    description: str
+    apply: Callable[[_Ddl], None]
+
+
+def _add_column(table: Callable[[TableNames], str], definition: TableDef, column: str) -> _Step:
+    type_ = definition.column_type(column)
+    return _Step(
+        f"add {column} {type_}",
+        lambda ddl: ddl.add_column(table(ddl.names), column, type_),
+    )
+
+
+def _drop_table(name: str) -> _Step:
+    return _Step(f"drop table {name}", lambda ddl: ddl.drop_table(name))
+
+
+def _create_table(label: str, table: Callable[[TableNames], str], definition: TableDef) -> _Step:
+    return _Step(
+        f"create table {label}", lambda ddl: ddl.create_table(table(ddl.names), definition)
+    )
+
+
+def _journal(names: TableNames) -> str:
+    return names.journal
+
+
+def _metajournal(names: TableNames) -> str:
+    return names.metajournal
+
+
+def _pointer2(names: TableNames) -> str:
+    return names.pointer2
+
+
+def _quarantine(names: TableNames) -> str:
+    return names.quarantine
+
+
+# The Scala library's `SetupSchema.migrations`, in order; the stored version is the index of the
+# last one applied. Steps 7 and 8 repeat 2 and 6 keyspace-qualified in Scala (its first versions
+# ran unqualified and failed silently outside the session keyspace); ours are always qualified,
+# so they are no-ops here, kept so the numbering matches.
+SCALA_STEPS: Final[tuple[_Step, ...]] = (
+    _add_column(_journal, JOURNAL, "headers"),
+    _add_column(_journal, JOURNAL, "version"),
+    _drop_table(_OLD_METADATA_TABLE),
+    _create_table("pointer2", _pointer2, POINTER2),
+    _add_column(_journal, JOURNAL, "meta_record_id"),
+    _add_column(_metajournal, METAJOURNAL, "record_id"),
+    _drop_table(_OLD_POINTER_TABLE),
+    _drop_table(_OLD_METADATA_TABLE),
+    _drop_table(_OLD_POINTER_TABLE),
+)
+SCALA_SCHEMA_VERSION: Final = len(SCALA_STEPS) - 1
+
+# Our own steps, recorded under KJOURNAL_SCHEMA_VERSION_KEY with the same index semantics.
+KJOURNAL_STEPS: Final[tuple[_Step, ...]] = (_create_table("quarantine", _quarantine, QUARANTINE),)
+KJOURNAL_SCHEMA_VERSION: Final = len(KJOURNAL_STEPS) - 1
+
+
+# --- DDL helper ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Column:
+    type: str
+    kind: str
+    position: int
+
+
+class _Ddl:
+    """Schema operations on one keyspace through a synchronous session."""
+
+    def __init__(self, session: Any, settings: SchemaSettings) -> None:
+        self.session = session
+        self.settings = settings
+        self.names = settings.names
+        self.keyspace = settings.keyspace
+
+    def query(self, cql: str, params: Sequence[Any] = (), *, write: bool = False) -> list[Any]:
+        level = self.settings.write_consistency if write else self.settings.read_consistency
+        statement = SimpleStatement(cql, consistency_level=getattr(ConsistencyLevel, level.value))
+        with driver_errors(cql):
+            return list(self.session.execute(statement, params, timeout=self.settings.ddl_timeout))
+
+    def execute_ddl(self, cql: str) -> None:
+        log.info("schema: %s", " ".join(cql.split()))
+        with driver_errors(cql):
+            result = self.session.execute(cql, timeout=self.settings.ddl_timeout)
+            agreed = result.response_future.is_schema_agreed
+            if not agreed:
+                agreed = self.session.cluster.control_connection.wait_for_schema_agreement(
+                    wait_time=self.settings.schema_agreement_timeout
+                )
+        if not agreed:
+            raise SchemaError(
+                f"nodes did not agree on the schema within "
+                f"{self.settings.schema_agreement_timeout} s after: {cql}"
+            )
+
+    def keyspace_exists(self) -> bool:
+        rows = self.query(
+            "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s",
+            (self.keyspace,),
+        )
+        return bool(rows)
+
+    def tables(self) -> set[str]:
+        rows = self.query(
+            "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s",
+            (self.keyspace,),
+        )
+        return {row[0] for row in rows}
+
+    def columns(self, table: str) -> dict[str, _Column]:
+        rows = self.query(
+            "SELECT column_name, type, kind, position FROM system_schema.columns "
+            "WHERE keyspace_name = %s AND table_name = %s",
+            (self.keyspace, table),
+        )
+        return {row[0]: _Column(row[1], row[2], row[3]) for row in rows}
+
+    def indexes(self, table: str) -> set[str]:
+        rows = self.query(
+            "SELECT index_name FROM system_schema.indexes "
+            "WHERE keyspace_name = %s AND table_name = %s",
+            (self.keyspace, table),
+        )
+        return {row[0] for row in rows}
+
+    def add_column(self, table: str, column: str, type_: str) -> None:
+        existing = self.columns(table)
+        if not existing:
+            raise SchemaError(f"cannot add {column} to {self.keyspace}.{table}: no such table")
+        if column in existing:
+            self._check_type(table, column, type_, existing[column].type)
+            return
+        try:
+            self.execute_ddl(f"ALTER TABLE {self.keyspace}.{table} ADD {column} {type_}")
+        except SchemaError as exc:
+            # Someone else may have added it between our look and the ALTER.
+            if not isinstance(exc.__cause__, InvalidRequest):
+                raise
+            now = self.columns(table).get(column)
+            if now is None:
+                raise
+            self._check_type(table, column, type_, now.type)
+
+    def _check_type(self, table: str, column: str, wanted: str, found: str) -> None:
+        if _normal(found) != _normal(wanted):
+            raise SchemaError(
+                f"{self.keyspace}.{table}.{column} is {found}, but the journal needs {wanted}"
+            )
+
+    def drop_table(self, table: str) -> None:
+        if table in self.tables():
+            self.execute_ddl(f"DROP TABLE IF EXISTS {self.keyspace}.{table}")
+
+    def create_table(self, table: str, definition: TableDef) -> None:
+        for cql in definition.create_cql(self.keyspace, table):
+            self.execute_ddl(cql)
+
+    def recorded_version(self, key: str) -> int | None:
+        rows = self.query(
+            f"SELECT value FROM {self.names.qualified(self.names.setting)} WHERE key = %s", (key,)
+        )
+        if not rows or rows[0][0] is None:
+            return None
+        text = rows[0][0]
+        try:
+            return int(text)
+        except ValueError:
+            raise SchemaError(f"setting {key!r} holds {text!r}, not a schema version") from None
+
+    def record_version(self, key: str, version: int) -> None:
+        self.query(
+            f"INSERT INTO {self.names.qualified(self.names.setting)} (key, value, timestamp, origin) "
+            "VALUES (%s, %s, %s, %s)",
+            (key, str(version), datetime.now(UTC), self.settings.origin or socket.gethostname()),
+            write=True,
+        )
+
+
+def _normal(type_: str) -> str:
+    return "".join(type_.lower().split())
+
+
+# --- migrate ---------------------------------------------------------------------------------
 
 
 def migrate(session: Any, settings: SchemaSettings) -> int:
-    """Create the keyspace; returns the schema version now recorded (0 for the placeholder)."""
-    session.execute(
-        f"CREATE KEYSPACE IF NOT EXISTS {settings.keyspace} WITH replication = {settings.replication}"
+    """Create or upgrade the keyspace; returns the Scala schema version now recorded.
+
+    `session` is a connected cassandra-driver Session (any execution profile setup). Raises
+    SchemaError when a step fails, the keyspace or a table is missing and may not be created, or
+    the resulting schema lacks what the journal needs.
+    """
+    ddl = _Ddl(session, settings)
+    _ensure_keyspace(ddl)
+    fresh = _create_tables(ddl)
+    version = _run_steps(ddl, SCHEMA_VERSION_KEY, SCALA_STEPS, fresh=fresh)
+    _run_steps(ddl, KJOURNAL_SCHEMA_VERSION_KEY, KJOURNAL_STEPS, fresh=False)
+    _check(ddl)
+    return version
+
+
+def check_schema(session: Any, settings: SchemaSettings) -> None:
+    """Raise SchemaError unless the keyspace holds every table and column the journal uses."""
+    _check(_Ddl(session, settings))
+
+
+def _ensure_keyspace(ddl: _Ddl) -> None:
+    if ddl.keyspace_exists():
+        return
+    if not ddl.settings.create_keyspace:
+        raise SchemaError(f"keyspace {ddl.keyspace} does not exist and may not be created")
+    ddl.execute_ddl(
+        f"CREATE KEYSPACE IF NOT EXISTS {ddl.keyspace} "
+        f"WITH replication = {_replication_cql(ddl.settings.replication)}"
     )
-    return 0
+
+
+def _replication_cql(replication: CassandraReplication) -> str:
+    if replication.strategy == "SimpleStrategy":
+        return (
+            f"{{'class': 'SimpleStrategy', 'replication_factor': {replication.replication_factor}}}"
+        )
+    dcs = ", ".join(f"'{dc}': {factor}" for dc, factor in sorted(replication.data_centers.items()))
+    return f"{{'class': 'NetworkTopologyStrategy', {dcs}}}"
+
+
+def _scala_tables(names: TableNames) -> list[tuple[str, TableDef]]:
+    return [
+        (names.journal, JOURNAL),
+        (names.pointer2, POINTER2),
+        (names.setting, SETTING),
+        (names.metajournal, METAJOURNAL),
+    ]
+
+
+def _create_tables(ddl: _Ddl) -> bool:
+    """Create the missing Scala tables; True if all of them were missing (a fresh schema)."""
+    existing = ddl.tables()
+    missing = [(name, d) for name, d in _scala_tables(ddl.names) if name not in existing]
+    if not missing:
+        return False
+    if not ddl.settings.create_tables:
+        if ddl.names.setting in existing:
+            return False  # the steps (or the final check) decide whether the rest is acceptable
+        raise SchemaError(
+            f"table {ddl.keyspace}.{ddl.names.setting} does not exist and may not be created"
+        )
+    log.info("schema: creating %s in %s", ", ".join(name for name, _ in missing), ddl.keyspace)
+    for name, definition in missing:
+        ddl.create_table(name, definition)
+    return len(missing) == len(_scala_tables(ddl.names))
+
+
+def _run_steps(ddl: _Ddl, key: str, steps: Sequence[_Step], *, fresh: bool) -> int:
+    latest = len(steps) - 1
+    recorded = ddl.recorded_version(key)
+    if recorded is None and fresh:
+        log.info("schema: fresh tables, recording %s = %d", key, latest)
+        ddl.record_version(key, latest)
+        return latest
+    current = -1 if recorded is None else recorded
+    if current > latest:
+        log.warning(
+            "schema: %s is %d, newer than the %d this kjournal knows; running no %s steps",
+            key,
+            current,
+            latest,
+            key,
+        )
+        return current
+    for version in range(current + 1, latest + 1):
+        step = steps[version]
+        log.info("schema: %s step %d: %s", key, version, step.description)
+        try:
+            step.apply(ddl)
+        except SchemaError as exc:
+            raise SchemaError(
+                f"schema migration {key} step {version} ({step.description}) failed; "
+                f"{key} stays {current}: {exc}"
+            ) from exc
+        ddl.record_version(key, version)
+        current = version
+    return current
+
+
+def _check(ddl: _Ddl) -> None:
+    names = ddl.names
+    problems: list[str] = []
+    for table, definition in (*_scala_tables(names), (names.quarantine, QUARANTINE)):
+        columns = ddl.columns(table)
+        if not columns:
+            problems.append(f"table {table} is missing")
+            continue
+        for column, type_ in definition.columns:
+            found = columns.get(column)
+            if found is None:
+                problems.append(f"{table}.{column} is missing")
+            elif _normal(found.type) != _normal(type_):
+                problems.append(f"{table}.{column} is {found.type}, expected {type_}")
+        for kind, key in (
+            ("partition_key", definition.partition_key),
+            ("clustering", definition.clustering),
+        ):
+            for position, column in enumerate(key):
+                found = columns.get(column)
+                if found is not None and (found.kind, found.position) != (kind, position):
+                    problems.append(f"{table}.{column} is not {kind} #{position}")
+    if problems:
+        raise SchemaError(
+            f"keyspace {ddl.keyspace} does not hold the journal schema: " + "; ".join(problems)
+        )
+    indexes = ddl.indexes(names.metajournal)
+    for column in METAJOURNAL.indexes:
+        if index_name(names.metajournal, column) not in indexes:
+            log.warning("schema: index %s is missing", index_name(names.metajournal, column))

@@ -1,0 +1,155 @@
+"""Shared by the HTTP benchmarks: the host, a service process, a minimal keep-alive HTTP client,
+percentiles and a throw-away topic."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+
+def host() -> str:
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    return (
+        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load average {load} (Kafka, Cassandra and whatever else runs share these cores)"
+    )
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run with uvloop when it is installed: the client should cost as little CPU as it can."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
+
+
+T = TypeVar("T")
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def service(module: str, settings: dict[str, str], log_dir: Path) -> Iterator[str]:
+    """Run `python -m <module>` on a free port until the block ends; yields its base URL."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_") or "DEV" in k}
+    env.update({"KJOURNAL_HTTP__PORT": str(port), "KJOURNAL_HTTP__LOG_FORMAT": "text", **settings})
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with (log_dir / f"{module}.log").open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", module], stdout=log, stderr=subprocess.STDOUT, env=env
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"{module} exited; see {log_dir / (module + '.log')}")
+            try:
+                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{module} not ready in 60 s")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+
+
+class RawHttp:
+    """One keep-alive HTTP/1.1 connection; just enough protocol to measure the server."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+
+    @classmethod
+    async def open(cls, url: str) -> RawHttp:
+        host, port = url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        return cls(reader, writer)
+
+    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        self._writer.write(head + body)
+        status_and_headers = await self._reader.readuntil(b"\r\n\r\n")
+        lines = status_and_headers.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return status, await self._reader.readexactly(length)
+
+    async def close(self) -> None:
+        self._writer.close()
+        await self._writer.wait_closed()
+
+
+async def _admin(bootstrap: str, create: str | None, delete: str | None, partitions: int) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        if create:
+            await admin.create_topics([NewTopic(create, partitions, 1)])
+            for _ in range(100):
+                described = await admin.describe_topics([create])
+                parts = described[0].get("partitions") or []
+                if len(parts) == partitions and all(p.get("leader", -1) >= 0 for p in parts):
+                    break
+                await asyncio.sleep(0.05)
+        if delete:
+            await admin.delete_topics([delete])
+    finally:
+        await admin.close()
+
+
+@contextmanager
+def bench_topic(bootstrap: str, partitions: int = 8) -> Iterator[str]:
+    name = f"journal_bench_{uuid.uuid4().hex[:10]}"
+    asyncio.run(_admin(bootstrap, name, None, partitions))
+    try:
+        yield name
+    finally:
+        asyncio.run(_admin(bootstrap, None, name, partitions))

@@ -1,0 +1,363 @@
+"""Replication on Spark, end to end: `uv run python -m bench.replication_spark [--quick]`.
+
+Runs `python -m kjournal_replicator` (local[2]) against the platform of `scripts/dev up` (started
+if needed) on a fresh topic and keyspace, then measures:
+
+1. throughput: JOURNALS journals × EVENTS events appended through the Journal API as fast as
+   possible while the (warmed-up) replicator runs; events per second from the first append to
+   pointer2 covering every partition's end;
+2. latency: appends at a steady RATE events/s for SECONDS; for each, the time from the broker's
+   acknowledgement until pointer2 of its partition covers its offset (rows are written before
+   pointer2 moves, so that is when a read from Cassandra alone sees it). pointer2 is polled every
+   POLL_S, which bounds the resolution.
+
+Prints parameters, host and figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from bisect import bisect_left
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from cassandra.cluster import Session
+from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.session import connect
+from kjournal.journal import Journals, JournalsSettings
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+from kjournal.settings import CassandraSettings
+from kjournal_dev.config import DevConfig
+from kjournal_dev.platform import Endpoints, Platform
+
+PARTITIONS = 8
+POLL_S = 0.02
+PAYLOAD: dict[str, JsonValue] = {
+    "type": "FundsDeposited",
+    "amount": 12_500,
+    "currency": "EUR",
+    "by": "cashier-7",
+}
+
+
+@dataclass(frozen=True)
+class Parameters:
+    journals: int
+    events: int  # per journal
+    per_append: int
+    rate: int  # events per second in the latency phase
+    seconds: float
+    master: str
+    trigger_s: float
+    concurrency: int  # appends in flight in the throughput phase
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class PointerPoller:
+    """Samples pointer2 of every partition every POLL_S on a thread: [(time, offsets)]."""
+
+    def __init__(self, session: Session, keyspace: str, topic: str) -> None:
+        self._statement = session.prepare(
+            f"SELECT offset FROM {keyspace}.pointer2 WHERE topic = ? AND partition = ?"
+        )
+        self._session = session
+        self._topic = topic
+        self.samples: list[tuple[float, list[int]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def read(self) -> list[int]:
+        futures = [
+            self._session.execute_async(self._statement, (self._topic, p))
+            for p in range(PARTITIONS)
+        ]
+        offsets = []
+        for future in futures:
+            row = future.result().one()
+            offsets.append(-1 if row is None else int(row[0]))
+        return offsets
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            offsets = self.read()
+            self.samples.append((time.monotonic(), offsets))
+            self._stop.wait(POLL_S)
+
+    def start(self) -> PointerPoller:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def visible_at(self, partition: int, offset: int, after: float) -> float | None:
+        """The first sample at or after `after` whose pointer2 covers the offset."""
+        times = [t for t, _ in self.samples]
+        for i in range(bisect_left(times, after), len(self.samples)):
+            if self.samples[i][1][partition] >= offset:
+                return self.samples[i][0]
+        return None
+
+
+async def create_topic(bootstrap: str, name: str) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(name, PARTITIONS, 1)])
+    finally:
+        await admin.close()
+
+
+async def delete_topic(bootstrap: str, name: str) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics([name])
+    finally:
+        await admin.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_replicator(
+    endpoints: Endpoints, keyspace: str, topic: str, folder: Path, params: Parameters
+) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_")}
+    env.update(
+        {
+            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": endpoints.kafka_bootstrap,
+            "KJOURNAL_CASSANDRA__CONTACT_POINTS": endpoints.cassandra_host,
+            "KJOURNAL_CASSANDRA__PORT": str(endpoints.cassandra_port),
+            "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
+            "KJOURNAL_TOPICS__PATTERN": re.escape(topic),
+            "KJOURNAL_SPARK__MASTER": params.master,
+            "KJOURNAL_SPARK__CHECKPOINT_LOCATION": str(folder / "checkpoint"),
+            "KJOURNAL_SPARK__JARS_DIR": str(endpoints.spark_kafka_jars),
+            "KJOURNAL_SPARK__TRIGGER_INTERVAL_S": str(params.trigger_s),
+            "KJOURNAL_HTTP__HOST": "127.0.0.1",
+            "KJOURNAL_HTTP__PORT": str(free_port()),
+        }
+    )
+    log = (folder / "replicator.log").open("ab")
+    return subprocess.Popen(
+        [sys.executable, "-m", "kjournal_replicator"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def events(first: int, count: int) -> list[Event]:
+    return [
+        Event(SeqNr(seq), payload=JsonPayload({**PAYLOAD, "seq": seq}))
+        for seq in range(first, first + count)
+    ]
+
+
+def wait_covered(poller: PointerPoller, ends: dict[int, int], timeout: float) -> float:
+    """Time at which pointer2 covered every offset below `ends` (partition → end offset)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        offsets = poller.read()
+        if all(offsets[p] >= end - 1 for p, end in ends.items() if end > 0):
+            return time.monotonic()
+        time.sleep(POLL_S)
+    raise TimeoutError("replication did not catch up in time")
+
+
+async def throughput(
+    journals: Journals, topic: str, params: Parameters, poller: PointerPoller
+) -> None:
+    total = params.journals * params.events
+    ends: dict[int, int] = {}
+    semaphore = asyncio.Semaphore(params.concurrency)
+
+    async def one(index: int) -> None:
+        journal = journals.journal(Key(topic, f"bench-{index}"))
+        for first in range(1, params.events + 1, params.per_append):
+            async with semaphore:
+                result = await journal.append(events(first, params.per_append))
+            position = result.partition_offset
+            ends[position.partition] = max(ends.get(position.partition, 0), position.offset + 1)
+
+    started = time.monotonic()
+    await asyncio.gather(*(one(i) for i in range(params.journals)))
+    produced = time.monotonic()
+    done = await asyncio.to_thread(wait_covered, poller, ends, 600)
+    print(
+        f"throughput: {total:,} events in {total // params.per_append:,} records; appended in "
+        f"{produced - started:.1f} s ({total / (produced - started):,.0f} events/s); replicated "
+        f"{done - started:.1f} s after the first append, {done - produced:.1f} s after the last: "
+        f"{total / (done - started):,.0f} events/s"
+    )
+
+
+async def latency(
+    journals: Journals, topic: str, params: Parameters, poller: PointerPoller
+) -> None:
+    acked: list[tuple[float, int, int]] = []  # (ack time, partition, offset)
+    tick = 0.01
+    per_tick = params.rate * tick / params.per_append
+    seq: dict[int, int] = {}
+    pending: set[asyncio.Task[None]] = set()
+
+    async def append(index: int) -> None:
+        first = seq.get(index, 0) + 1
+        seq[index] = first + params.per_append - 1
+        result = await journals.journal(Key(topic, f"steady-{index}")).append(
+            events(first, params.per_append)
+        )
+        position = result.partition_offset
+        acked.append((time.monotonic(), position.partition, position.offset))
+
+    started = time.monotonic()
+    budget = 0.0
+    n = 0
+    while time.monotonic() - started < params.seconds:
+        budget += per_tick
+        while budget >= 1:
+            budget -= 1
+            # One append in flight per journal at a time: seqNrs stay in order.
+            task = asyncio.create_task(append(n % params.journals))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+            n += 1
+        await asyncio.sleep(
+            max(0.0, started + (n * params.per_append / params.rate) - time.monotonic())
+        )
+    await asyncio.gather(*pending)
+    sent = time.monotonic() - started
+    ends: dict[int, int] = {}
+    for _, partition, offset in acked:
+        ends[partition] = max(ends.get(partition, 0), offset + 1)
+    await asyncio.to_thread(wait_covered, poller, ends, 120)
+    await asyncio.sleep(2 * POLL_S)
+    latencies = []
+    for ack, partition, offset in acked:
+        visible = poller.visible_at(partition, offset, ack)
+        if visible is not None:
+            latencies.append(visible - ack)
+    print(
+        f"latency at {len(acked) * params.per_append / sent:,.0f} events/s for {sent:.0f} s "
+        f"({len(acked):,} appends): p50 {percentile(latencies, 0.5):.3f} s, "
+        f"p99 {percentile(latencies, 0.99):.3f} s, max {max(latencies):.3f} s "
+        f"(pointer2 polled every {POLL_S * 1000:.0f} ms)"
+    )
+
+
+async def run(endpoints: Endpoints, session: Session, params: Parameters) -> None:
+    keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
+    topic = f"journal_bench_{uuid.uuid4().hex[:10]}"
+    migrate(session, SchemaSettings(keyspace=keyspace))
+    await create_topic(endpoints.kafka_bootstrap, topic)
+    folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
+    replicator = start_replicator(endpoints, keyspace, topic, folder, params)
+    poller = PointerPoller(session, keyspace, topic)
+    try:
+        settings = JournalsSettings(
+            kafka=KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
+        )
+        async with Journals(settings) as journals:
+            # Warm-up: Spark and the Python workers start, connect and import once.
+            warm_started = time.monotonic()
+            result = await journals.journal(Key(topic, "warm-up")).append(events(1, 1))
+            position = result.partition_offset
+            await asyncio.to_thread(
+                wait_covered, poller, {position.partition: position.offset + 1}, 300
+            )
+            print(
+                f"warm-up: replicator start + first append replicated in {time.monotonic() - warm_started:.1f} s"
+            )
+            await throughput(journals, topic, params, poller)
+            poller.start()
+            await latency(journals, topic, params, poller)
+    finally:
+        poller.stop()
+        replicator.send_signal(signal.SIGTERM)
+        try:
+            code = replicator.wait(120)
+        except subprocess.TimeoutExpired:
+            os.killpg(replicator.pid, signal.SIGKILL)
+            code = replicator.wait()
+        print(
+            f"replicator exited with {code}; load average after: "
+            f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; log: {folder / 'replicator.log'}"
+        )
+        session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
+        await delete_topic(endpoints.kafka_bootstrap, topic)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a tenth of the work")
+    parser.add_argument("--per-append", type=int, default=1, help="events per append")
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    params = Parameters(
+        journals=1000 // scale,
+        events=100,
+        per_append=args.per_append,
+        rate=1000,
+        seconds=60 / scale,
+        master="local[2]",
+        trigger_s=0.5,
+        concurrency=500,
+    )
+    endpoints = Platform(DevConfig.from_env()).up()
+    print("bench.replication_spark: Kafka → Spark (PySpark Structured Streaming) → Cassandra")
+    print(
+        f"parameters: {params.journals:,} journals × {params.events} events, {params.per_append} "
+        f"per append, {PARTITIONS} partitions, {params.concurrency} appends in flight; steady "
+        f"{params.rate:,} events/s for {params.seconds:.0f} s; master {params.master}, trigger "
+        f"{params.trigger_s} s; JSON payloads ~{len(str(PAYLOAD))} B"
+    )
+    print(
+        f"host: {cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()}; "
+        "Kafka, Cassandra, the replicator and this load generator share the host; "
+        f"load average before: {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
+    session = connect(
+        CassandraSettings(contact_points=(endpoints.cassandra_host,), port=endpoints.cassandra_port)
+    )
+    try:
+        asyncio.run(run(endpoints, session, params))
+    finally:
+        session.cluster.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""kjournal's own services on loopback: the writer and the reader, each a uvicorn process.
+
+`SERVICES` is the list `up` starts (in order, after Kafka, Cassandra and the schema) and `down`
+stops; a new service is one more `ServiceSpec`. Each runs this workspace's Python
+(`python -m <module>`), is configured through its `KJOURNAL_*` variables, logs into the run's
+data directory and counts as up once `GET <url>/readyz` answers 200.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kjournal_dev.config import DevConfig
+from kjournal_dev.process import spawn
+from kjournal_dev.state import ComponentState
+
+__all__ = ["SERVICES", "ServiceSpec", "is_ready", "probe", "start"]
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    name: str
+    module: str  # run as `python -m <module>`; also the PID-reuse marker
+    port_of: Callable[[DevConfig], int]
+    port_variable: str  # the KJOURNAL_DEV_* variable that sets the port
+    env_of: Callable[[DevConfig], dict[str, str]]  # the service's own KJOURNAL_* settings
+    health_path: str = "/readyz"
+
+    def url(self, config: DevConfig) -> str:
+        return f"http://{config.host}:{self.port_of(config)}"
+
+
+def _common_env(config: DevConfig) -> dict[str, str]:
+    return {
+        "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": config.kafka_bootstrap,
+        "KJOURNAL_HTTP__HOST": config.host,
+        # Every topic `up` creates must be a journal topic for the services.
+        "KJOURNAL_HTTP__TOPIC_PREFIX": _common_prefix(config.topics),
+        "KJOURNAL_HTTP__LOG_FORMAT": "text",
+    }
+
+
+def _common_prefix(names: tuple[str, ...]) -> str:
+    prefix = names[0] if names else ""
+    for name in names[1:]:
+        while not name.startswith(prefix):
+            prefix = prefix[:-1]
+    return prefix
+
+
+def _writer_env(config: DevConfig) -> dict[str, str]:
+    return {**_common_env(config), "KJOURNAL_HTTP__PORT": str(config.writer_port)}
+
+
+def _reader_env(config: DevConfig) -> dict[str, str]:
+    return {
+        **_common_env(config),
+        "KJOURNAL_HTTP__PORT": str(config.reader_port),
+        "KJOURNAL_CASSANDRA__CONTACT_POINTS": config.host,
+        "KJOURNAL_CASSANDRA__PORT": str(config.cassandra_port),
+        "KJOURNAL_CASSANDRA__KEYSPACE": config.keyspace,
+    }
+
+
+SERVICES: tuple[ServiceSpec, ...] = (
+    ServiceSpec(
+        "writer",
+        "kjournal_writer",
+        lambda config: config.writer_port,
+        "KJOURNAL_DEV_WRITER_PORT",
+        _writer_env,
+    ),
+    ServiceSpec(
+        "reader",
+        "kjournal_reader",
+        lambda config: config.reader_port,
+        "KJOURNAL_DEV_READER_PORT",
+        _reader_env,
+    ),
+)
+
+
+def start(spec: ServiceSpec, config: DevConfig, data_dir: Path) -> ComponentState:
+    """Spawn the service (does not wait); its log is `<data dir>/<name>/<name>.log`."""
+    home = data_dir / spec.name
+    home.mkdir(parents=True, exist_ok=True)
+    log_file = home / f"{spec.name}.log"
+    env = {**os.environ, **spec.env_of(config)}
+    pid = spawn([sys.executable, "-m", spec.module], log_file=log_file, cwd=home, env=env)
+    return ComponentState(
+        spec.name, pid, spec.url(config), str(log_file), spec.module, [spec.port_of(config)]
+    )
+
+
+def probe(url: str, path: str = "/readyz", timeout_s: float = 3.0) -> tuple[bool, str]:
+    """(ready, detail) from the service's readiness endpoint."""
+    try:
+        with urllib.request.urlopen(url + path, timeout=timeout_s) as response:
+            return True, _summary(response.read())
+    except urllib.error.HTTPError as exc:
+        return False, _summary(exc.read())
+    except (OSError, ValueError) as exc:
+        return False, f"not answering ({type(exc).__name__})"
+
+
+def is_ready(url: str, path: str = "/readyz") -> bool:
+    return probe(url, path)[0]
+
+
+def _summary(body: bytes) -> str:
+    try:
+        report = json.loads(body)
+        checks = report.get("checks", {})
+        failed = [name for name, check in checks.items() if not check.get("ok")]
+    except (ValueError, AttributeError):
+        return "answering"
+    return "ready" if not failed else "waiting for " + ", ".join(failed)

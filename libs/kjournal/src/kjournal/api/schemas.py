@@ -1,0 +1,252 @@
+"""The HTTP API's request and response bodies (v1), shared by the services and the client.
+
+Python names in code, camelCase on the wire (`seq_nr` ↔ `seqNr`). Requests refuse unknown fields,
+so a typo is a 400 rather than a silently ignored field; responses ignore them, so an older client
+keeps working against a newer service.
+
+Only shape and types are checked here. What needs the domain (a non-empty batch, increasing
+seqNrs, base64 payloads, durations) is checked when a request becomes model values
+(kjournal.api.convert), which raises the specific kjournal error.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "AppendRequest",
+    "AppendResponse",
+    "EventIn",
+    "EventOut",
+    "ExpiryOut",
+    "JournalIdOut",
+    "JournalStatusOut",
+    "MarkRequest",
+    "MarkResponse",
+    "MetadataIn",
+    "MetadataOut",
+    "PartitionReplicationOut",
+    "PayloadTypeName",
+    "PointerOut",
+    "PositionOut",
+    "Problem",
+    "ProblemFieldError",
+    "ReadinessCheck",
+    "ReadinessOut",
+    "ReplicationOut",
+    "StatusOut",
+]
+
+SEQ_NR_LIMIT = 2**63 - 1
+
+
+def format_timestamp(value: datetime) -> str:
+    """ISO 8601 in UTC with milliseconds and a `Z`, as Kafka keeps timestamps."""
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+Timestamp = Annotated[datetime, PlainSerializer(format_timestamp, return_type=str)]
+
+PayloadTypeName = Literal["json", "text", "binary"]
+SeqNrField = Annotated[int, Field(ge=1, le=SEQ_NR_LIMIT, description="1 ≤ seqNr ≤ 2^63-1")]
+
+
+class RequestModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+
+class ResponseModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        serialize_by_alias=True,
+        extra="ignore",
+        frozen=True,
+    )
+
+
+# --- writer ------------------------------------------------------------------------------------
+
+
+class EventIn(RequestModel):
+    """One event to append. No `payload` (or null) means an event without a payload."""
+
+    seq_nr: SeqNrField
+    payload: JsonValue = Field(
+        default=None,
+        description="json: any JSON value; text: a string; binary: standard base64 (with padding)",
+    )
+    payload_type: PayloadTypeName | None = Field(
+        default=None, description="json when absent and a payload is given"
+    )
+    tags: list[str] = Field(default_factory=list)
+
+
+class MetadataIn(RequestModel):
+    """User metadata: `header` travels in the `journal.action` header, `payload` in the value."""
+
+    header: JsonValue = None
+    payload: JsonValue = None
+
+
+class AppendRequest(RequestModel):
+    """An atomic batch: seqNrs strictly increasing, at least one event."""
+
+    events: list[EventIn]
+    metadata: MetadataIn | None = None
+    expire_after: str | int | None = Field(
+        default=None,
+        description='how long after its last append the journal may be purged: "1 day", '
+        '"30 minutes" (Scala duration), or a number of milliseconds',
+    )
+    headers: dict[str, str] = Field(default_factory=dict, description="Kafka record headers")
+
+
+class AppendResponse(ResponseModel):
+    partition: int
+    offset: int
+    from_: int = Field(alias="from")
+    to: int
+    timestamp: Timestamp
+
+
+class PositionOut(ResponseModel):
+    """Where the action's record landed in Kafka."""
+
+    partition: int
+    offset: int
+
+
+class MarkRequest(RequestModel):
+    id: str | None = Field(
+        default=None, min_length=1, max_length=256, description="a random UUID if absent"
+    )
+
+
+class MarkResponse(ResponseModel):
+    id: str
+    partition: int
+    offset: int
+
+
+# --- reader ------------------------------------------------------------------------------------
+
+
+class MetadataOut(ResponseModel):
+    header: JsonValue = None
+    payload: JsonValue = None
+
+
+class EventOut(ResponseModel):
+    """One line of an events stream."""
+
+    seq_nr: int
+    timestamp: Timestamp
+    partition: int
+    offset: int
+    tags: list[str] = Field(default_factory=list)
+    payload_type: PayloadTypeName | None = None
+    payload: JsonValue = None
+    metadata: MetadataOut = Field(default_factory=MetadataOut)
+    expire_after: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    origin: str | None = None
+    version: str | None = None
+
+
+class PointerOut(ResponseModel):
+    seq_nr: int
+
+
+class ExpiryOut(ResponseModel):
+    after: str
+    on: date
+
+
+class JournalStatusOut(ResponseModel):
+    """The journal's head as a read sees it now, and how much of it is still only in Kafka."""
+
+    topic: str
+    id: str
+    seq_nr: int
+    delete_to: int | None = None
+    expiry: ExpiryOut | None = None
+    partition: int
+    end_offset: int
+    pointer2: int | None = None
+    unreplicated_actions: int = Field(description="this journal's actions not yet in Cassandra")
+    unreplicated_offsets: int = Field(
+        description="records of the journal's partition not yet replicated (all journals)"
+    )
+
+
+class JournalIdOut(ResponseModel):
+    """One line of a journal ids stream."""
+
+    id: str
+
+
+class PartitionReplicationOut(ResponseModel):
+    partition: int
+    end_offset: int = Field(description="the offset the next record will get")
+    pointer2: int | None = Field(description="the last offset replicated; null if none yet")
+    lag: int = Field(description="records not yet replicated: endOffset - 1 - pointer2")
+
+
+class ReplicationOut(ResponseModel):
+    topic: str
+    partitions: list[PartitionReplicationOut]
+    lag: int
+
+
+# --- both --------------------------------------------------------------------------------------
+
+
+class StatusOut(ResponseModel):
+    status: Literal["ok"] = "ok"
+
+
+class ReadinessCheck(ResponseModel):
+    ok: bool
+    seconds: float
+    detail: str | None = None
+
+
+class ReadinessOut(ResponseModel):
+    status: Literal["ready", "not ready"]
+    checks: dict[str, ReadinessCheck]
+
+
+class ProblemFieldError(ResponseModel):
+    location: str = Field(description="body, query or path")
+    field: str = Field(description='e.g. "events[0].seqNr" or "from"')
+    pointer: str | None = Field(
+        default=None, description='JSON pointer into the body: "#/events/0"'
+    )
+    detail: str
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details, plus members that depend on the type (`errors`, `offset`, ...)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str | None = None
+    instance: str | None = None
+
+    @property
+    def extras(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})

@@ -1,0 +1,225 @@
+"""The CLI's commands: each takes the parsed arguments and a client, writes to stdout, returns
+an exit status (0 done, 1 not found)."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import json
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+
+from kjournal.cli.render import (
+    append_line,
+    event_line,
+    key_values,
+    progress,
+    status_lines,
+)
+from kjournal.client import Client
+from kjournal.errors import InvalidInput, InvalidPayload
+from kjournal.model import (
+    SEQ_NR_MAX,
+    BinaryPayload,
+    Event,
+    ExpireAfter,
+    HeaderMetadata,
+    JsonPayload,
+    Key,
+    Payload,
+    PayloadMetadata,
+    RecordMetadata,
+    SeqNr,
+    TextPayload,
+)
+from kjournal.wire.durations import parse_duration
+
+# Between two polls of `tail`, and how many events the progress bar is advanced by at once.
+_PROGRESS_STEP = 200
+
+
+def _key(args: argparse.Namespace) -> Key:
+    return Key(args.topic, args.id)
+
+
+def _raw(value: str) -> bytes:
+    """`@path` is the file's content, `@-` standard input, anything else the text itself."""
+    if value == "@-":
+        return sys.stdin.buffer.read()
+    if value.startswith("@"):
+        return Path(value[1:]).read_bytes()
+    return value.encode()
+
+
+def _payload(value: str, kind: str) -> Payload:
+    raw = _raw(value)
+    if kind == "binary":
+        if value.startswith("@"):
+            return BinaryPayload(raw)
+        try:
+            return BinaryPayload(base64.b64decode(raw, validate=True))
+        except (binascii.Error, ValueError):
+            raise InvalidPayload(f"not base64: {value!r} (use @file for raw bytes)") from None
+    text = raw.decode()
+    if kind == "text":
+        return TextPayload(text)
+    try:
+        return JsonPayload(json.loads(text))
+    except ValueError:
+        raise InvalidPayload(
+            f"not JSON: {value!r} (quote strings as JSON, or use --type text)"
+        ) from None
+
+
+def append(args: argparse.Namespace, client: Client) -> int:
+    key = _key(args)
+    first = args.seq_nr
+    if first is None:
+        pointer = client.pointer(key)
+        first = 1 if pointer is None else pointer + 1
+    payloads: list[Payload | None] = [_payload(value, args.type) for value in args.payloads]
+    if not payloads:
+        payloads = [None]
+    tags = frozenset(args.tag or ())
+    events = [Event(SeqNr(first + index), tags, payload) for index, payload in enumerate(payloads)]
+    expire_after: ExpireAfter | None = (
+        parse_duration(args.expire_after) if args.expire_after else None
+    )
+    try:
+        data = json.loads(args.metadata) if args.metadata else None
+    except ValueError:
+        raise InvalidInput(f"--metadata is not JSON: {args.metadata!r}") from None
+    metadata = RecordMetadata(HeaderMetadata(data), PayloadMetadata(expire_after))
+    headers = dict(_header(item) for item in args.header or ())
+    result = client.append(key, events, metadata, headers)
+    print(append_line(result))
+    return 0
+
+
+def _header(item: str) -> tuple[str, str]:
+    name, sep, value = item.partition("=")
+    if not sep or not name:
+        raise InvalidInput(f"--header wants NAME=VALUE, got {item!r}")
+    return name, value
+
+
+def read(args: argparse.Namespace, client: Client) -> int:
+    key = _key(args)
+    to = args.to if args.to is not None else SEQ_NR_MAX
+    total = None
+    # The bar goes to a terminal on stderr while the events go elsewhere (`> events.ndjson`):
+    # on the terminal itself, the lines are the progress.
+    show_progress = not args.no_progress and not sys.stdout.isatty()
+    if show_progress:
+        pointer = client.pointer(key)
+        if pointer is not None:
+            total = max(0, min(pointer, to) - args.from_ + 1)
+            if args.limit is not None:
+                total = min(total, args.limit)
+    count = 0
+    out = sys.stdout
+    with (
+        progress(total, f"reading {key}", show_progress) as advance,
+        closing(client.read(key, args.from_, to, args.limit)) as records,
+    ):
+        for record in records:
+            out.write(event_line(record, args.format) + "\n")
+            count += 1
+            if count % _PROGRESS_STEP == 0:
+                advance(_PROGRESS_STEP)
+        advance(count % _PROGRESS_STEP)
+    out.flush()
+    if args.format == "lines":
+        sys.stderr.write(f"{count} events\n")
+    return 0
+
+
+def tail(args: argparse.Namespace, client: Client) -> int:
+    key = _key(args)
+    next_from = args.from_
+    out = sys.stdout
+    try:
+        while True:
+            got = False
+            with closing(client.read(key, next_from)) as records:
+                for record in records:
+                    out.write(event_line(record, args.format) + "\n")
+                    next_from = record.seq_nr + 1
+                    got = True
+            out.flush()
+            if not got and next_from > 1:
+                pointer = client.pointer(key)
+                if pointer is None or pointer < next_from - 1:
+                    sys.stderr.write(f"{key} was purged or deleted; following it from seqNr 1\n")
+                    next_from = 1
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
+
+
+def pointer(args: argparse.Namespace, client: Client) -> int:
+    seq_nr = client.pointer(_key(args))
+    if seq_nr is None:
+        sys.stderr.write(f"no journal {_key(args)}\n")
+        return 1
+    print(seq_nr)
+    return 0
+
+
+def status(args: argparse.Namespace, client: Client) -> int:
+    current = client.status(_key(args))
+    if current is None:
+        sys.stderr.write(f"no journal {_key(args)}\n")
+        return 1
+    if args.format == "json":
+        print(json.dumps(dict(status_lines(current))))
+    else:
+        key_values(status_lines(current), sys.stdout)
+    return 0
+
+
+def delete(args: argparse.Namespace, client: Client) -> int:
+    position = client.delete(_key(args), args.to)
+    print(f"delete to {args.to} written at partition {position.partition} offset {position.offset}")
+    return 0
+
+
+def purge(args: argparse.Namespace, client: Client) -> int:
+    key = _key(args)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput("purge erases the journal: pass --yes to confirm")
+        answer = input(f"purge {key}? every event will be gone [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            sys.stderr.write("not purged\n")
+            return 1
+    position = client.purge(key)
+    print(f"purge written at partition {position.partition} offset {position.offset}")
+    return 0
+
+
+def mark(args: argparse.Namespace, client: Client) -> int:
+    result = client.mark(_key(args), args.mark_id)
+    position = result.partition_offset
+    print(f"mark {result.id} at partition {position.partition} offset {position.offset}")
+    return 0
+
+
+def journals(args: argparse.Namespace, client: Client) -> int:
+    with closing(client.ids(args.topic)) as ids:
+        for id_ in ids:
+            print(id_)
+    return 0
+
+
+def replication(args: argparse.Namespace, client: Client) -> int:
+    report = client.replication(args.topic)
+    print(f"{'partition':>9}  {'end offset':>12}  {'pointer2':>12}  {'lag':>10}")
+    for row in report.partitions:
+        pointer2 = "-" if row.pointer2 is None else str(row.pointer2)
+        print(f"{row.partition:>9}  {row.end_offset:>12}  {pointer2:>12}  {row.lag:>10}")
+    print(f"{'total':>9}  {'':>12}  {'':>12}  {report.lag:>10}")
+    return 0

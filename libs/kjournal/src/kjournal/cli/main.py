@@ -1,0 +1,118 @@
+"""`kjournal`: append to, read and manage journals through the writer and reader services."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+from kjournal.cli import commands
+from kjournal.client import Client
+from kjournal.errors import KJournalError
+
+DEFAULT_WRITER_URL = "http://127.0.0.1:8081"
+DEFAULT_READER_URL = "http://127.0.0.1:8082"
+
+Command = Callable[[argparse.Namespace, Client], int]
+
+
+def _journal(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str, run: Command
+) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=help, description=help)
+    parser.add_argument("topic", help="journal topic, e.g. journal")
+    parser.add_argument("id", help="journal id (any text; it is percent-encoded for you)")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def _read_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--from", dest="from_", type=int, default=1, metavar="N")
+    parser.add_argument(
+        "--format",
+        choices=["lines", "ndjson"],
+        default="lines",
+        help="lines: seqNr, time, partition:offset, type, tags, payload; ndjson: the API's lines",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kjournal",
+        description="Append to and read kjournal journals over HTTP.",
+        epilog="Service URLs default to $KJOURNAL_WRITER_URL / $KJOURNAL_READER_URL, else "
+        f"{DEFAULT_WRITER_URL} / {DEFAULT_READER_URL}.",
+    )
+    parser.add_argument(
+        "--writer", default=os.environ.get("KJOURNAL_WRITER_URL", DEFAULT_WRITER_URL)
+    )
+    parser.add_argument(
+        "--reader", default=os.environ.get("KJOURNAL_READER_URL", DEFAULT_READER_URL)
+    )
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    append = _journal(sub, "append", "append events as one atomic batch", commands.append)
+    append.add_argument(
+        "payloads",
+        nargs="*",
+        metavar="PAYLOAD",
+        help="one event each: JSON (default), text or base64; @FILE reads a file, @- stdin",
+    )
+    append.add_argument("--type", choices=["json", "text", "binary"], default="json")
+    append.add_argument(
+        "--seq-nr", type=int, help="seqNr of the first event (default: the pointer + 1)"
+    )
+    append.add_argument("--tag", action="append", help="a tag for every event (repeatable)")
+    append.add_argument("--expire-after", help='e.g. "7 days" (the journal may then be purged)')
+    append.add_argument("--metadata", help="JSON kept with the record (header metadata)")
+    append.add_argument("--header", action="append", help="NAME=VALUE Kafka header (repeatable)")
+
+    read = _journal(sub, "read", "print the journal's events", commands.read)
+    _read_options(read)
+    read.add_argument("--to", type=int, metavar="N")
+    read.add_argument("--limit", type=int, metavar="N")
+    read.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+    tail = _journal(
+        sub, "tail", "print the events, then follow new ones (Ctrl-C stops)", commands.tail
+    )
+    _read_options(tail)
+    tail.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
+
+    _journal(sub, "pointer", "print the last seqNr (exit 1 if no journal)", commands.pointer)
+    status = _journal(
+        sub, "status", "show the head and what is not yet replicated", commands.status
+    )
+    status.add_argument("--format", choices=["text", "json"], default="text")
+    delete = _journal(sub, "delete", "delete events with seqNr ≤ --to", commands.delete)
+    delete.add_argument("--to", type=int, required=True, metavar="N")
+    purge = _journal(sub, "purge", "erase the journal (asks unless --yes)", commands.purge)
+    purge.add_argument("--yes", action="store_true", help="do not ask")
+    mark = _journal(sub, "mark", "write a mark (a barrier record)", commands.mark)
+    mark.add_argument("--id", dest="mark_id", help="the mark's id (default: a random UUID)")
+
+    journals = sub.add_parser("journals", help="list the ids of a topic's replicated journals")
+    journals.add_argument("topic")
+    journals.set_defaults(run=commands.journals)
+    replication = sub.add_parser("replication", help="show a topic's replication lag")
+    replication.add_argument("topic")
+    replication.set_defaults(run=commands.replication)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        with Client(args.writer, args.reader, timeout=args.timeout) as client:
+            code: int = args.run(args, client)
+    except KJournalError as exc:
+        sys.stderr.write(f"kjournal: error: {type(exc).__name__}: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # e.g. `kjournal read ... | head`
+        sys.stderr.close()
+        return 0
+    return code

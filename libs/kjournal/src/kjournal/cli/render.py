@@ -1,0 +1,122 @@
+"""How the CLI shows things: one line per event, key/value status, a progress bar on stderr."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol, TextIO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
+
+from kjournal.api.convert import event_record_to_json, format_timestamp
+from kjournal.journal import AppendResult, JournalStatus
+from kjournal.model import BinaryPayload, EventRecord, JsonPayload, TextPayload
+from kjournal.wire.durations import format_duration
+
+PAYLOAD_WIDTH = 100
+
+
+def payload_text(record: EventRecord) -> str:
+    payload = record.event.payload
+    if payload is None:
+        return "-"
+    if isinstance(payload, BinaryPayload):
+        return f"<{len(payload.value)} bytes>"
+    if isinstance(payload, TextPayload):
+        text = json.dumps(payload.value, ensure_ascii=False)
+    else:
+        assert isinstance(payload, JsonPayload)
+        text = json.dumps(payload.value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= PAYLOAD_WIDTH else text[: PAYLOAD_WIDTH - 1] + "…"
+
+
+def event_line(record: EventRecord, fmt: str) -> str:
+    if fmt == "ndjson":
+        return json.dumps(event_record_to_json(record), ensure_ascii=False, separators=(",", ":"))
+    payload = record.event.payload
+    kind = payload.type.value if payload is not None else "-"
+    tags = ",".join(sorted(record.event.tags)) or "-"
+    position = f"{record.partition_offset.partition}:{record.partition_offset.offset}"
+    return (
+        f"{record.seq_nr:>8}  {format_timestamp(record.timestamp)}  {position:<10}  "
+        f"{kind:<6}  {tags:<10}  {payload_text(record)}"
+    )
+
+
+def status_lines(status: JournalStatus) -> list[tuple[str, str]]:
+    expiry = status.expiry
+    return [
+        ("journal", str(status.key)),
+        ("seqNr", str(status.seq_nr)),
+        ("deleteTo", "-" if status.delete_to is None else str(status.delete_to)),
+        ("expiry", "-" if expiry is None else f"{format_duration(expiry.after)}, on {expiry.on}"),
+        ("partition", str(status.partition)),
+        ("end offset", str(status.end_offset)),
+        ("pointer2", "-" if status.pointer2 is None else str(status.pointer2)),
+        ("unreplicated actions", str(status.unreplicated_actions)),
+        ("unreplicated offsets", str(status.unreplicated_offsets)),
+    ]
+
+
+def append_line(result: AppendResult) -> str:
+    position = result.partition_offset
+    return (
+        f"appended seqNr {result.range} at partition {position.partition} offset "
+        f"{position.offset} ({format_timestamp(result.timestamp)})"
+    )
+
+
+def key_values(lines: list[tuple[str, str]], out: TextIO) -> None:
+    width = max(len(name) for name, _ in lines) + 2
+    for name, value in lines:
+        out.write(f"{name:<{width}}{value}\n")
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f} events/s")
+
+
+class Advance(Protocol):
+    def __call__(self, count: int = 1) -> None: ...
+
+
+@contextmanager
+def progress(total: int | None, label: str, enabled: bool) -> Iterator[Advance]:
+    """A transient progress bar on stderr (only when it is a terminal and `enabled`)."""
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+
+        def ignore(count: int = 1) -> None:
+            return None
+
+        yield ignore
+        return
+    columns = [
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _RateColumn(),
+        TimeElapsedColumn(),
+    ]
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+
+        def advance(count: int = 1) -> None:
+            bar.advance(task, count)
+
+        yield advance

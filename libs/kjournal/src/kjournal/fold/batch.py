@@ -1,0 +1,153 @@
+"""Replication folding: one journal's actions of a slice → the fewest batches with the same effect.
+
+The actions are walked newest → oldest (anatomy §6.3, kafka-journal's `Batch.of`); `batches[0]`
+is always the oldest batch built so far, i.e. the one that *follows* the action being folded:
+
+* `Mark` → ignored.
+* `Purge` → dropped if followed by a purge, else a new purge batch; anything older than a purge
+  is dropped.
+* `Delete(to)` → dropped if followed by a purge. Followed by appends: dropped if a later delete
+  already covers `to`, else a new delete batch. Followed by a delete: dropped if smaller, else it
+  takes that delete's place (keeping the newer offset, see `Delete.offset`).
+* `Append` → dropped if followed by a purge. Followed by appends: merged into them unless a later
+  delete covers its whole range (then dropped). Followed by a delete or nothing: a new batch.
+
+Beyond kafka-journal, batches remember what dropped appends imply for the store:
+`Appends.dropped_from` and `PurgeBatch.dropped_to`.
+
+The result runs oldest → newest and is applied in that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeAlias
+
+from kjournal.model import (
+    ActionRecord,
+    Append,
+    Delete,
+    Mark,
+    PartitionOffset,
+    Purge,
+    SeqNr,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendRecord:
+    """An `Append` action and where it sits in Kafka."""
+
+    action: Append
+    partition_offset: PartitionOffset
+
+    @property
+    def offset(self) -> int:
+        return self.partition_offset.offset
+
+
+@dataclass(frozen=True, slots=True)
+class Appends:
+    """Consecutive appends written as one batch; `offset` is the newest append's offset.
+
+    `dropped_from`: the lowest seqNr of the appends just before this batch that a later delete
+    made unnecessary. A journal created by this batch starts after them, not after `records`.
+    """
+
+    offset: int
+    records: tuple[AppendRecord, ...]  # oldest first
+    dropped_from: SeqNr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteBatch:
+    """Delete up to `to`.
+
+    `offset` is the newest offset among the deletes folded into this one. kafka-journal keeps the
+    offset of the delete whose `to` wins, which can be the older one; the newer offset makes the
+    head's watermark cover every action the batch stands for, so a replay never re-applies the
+    dropped newer delete on its own.
+    """
+
+    offset: int
+    to: SeqNr
+    origin: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeBatch:
+    """Erase the journal.
+
+    `dropped_to`: the highest seqNr of the appends this purge made unnecessary. If an earlier,
+    crashed attempt already wrote their rows (rows go in before the head), the purge deletes
+    segments up to there too, so no orphan row can resurface in the journal's next incarnation.
+    """
+
+    offset: int
+    origin: str | None = None
+    version: str | None = None
+    dropped_to: SeqNr | None = None
+
+
+Batch: TypeAlias = Appends | DeleteBatch | PurgeBatch
+
+
+def fold_batches(records: Iterable[ActionRecord]) -> list[Batch]:
+    """Fold one journal's action records (in offset order) into batches, oldest first."""
+    ordered: Sequence[ActionRecord] = records if isinstance(records, Sequence) else list(records)
+    batches: list[Batch] = []  # newest first while folding; reversed at the end
+    latest_delete: DeleteBatch | None = None  # the oldest delete batch built so far
+
+    for record in reversed(ordered):
+        action = record.action
+        offset = record.offset
+        following = batches[-1] if batches else None
+
+        if isinstance(action, Mark):
+            continue
+
+        if isinstance(action, Purge):
+            if isinstance(following, PurgeBatch):
+                continue
+            batches.append(PurgeBatch(offset, action.header.origin, action.header.version))
+
+        elif isinstance(action, Delete):
+            to = action.header.to
+            if isinstance(following, PurgeBatch):
+                continue
+            if isinstance(following, DeleteBatch):
+                if to < following.to:
+                    continue
+                replacement = DeleteBatch(
+                    following.offset, to, action.header.origin, action.header.version
+                )
+                batches[-1] = replacement
+                latest_delete = replacement
+                continue
+            if latest_delete is not None and latest_delete.to >= to:
+                continue
+            latest_delete = DeleteBatch(offset, to, action.header.origin, action.header.version)
+            batches.append(latest_delete)
+
+        elif isinstance(action, Append):
+            append = AppendRecord(action, record.partition_offset)
+            if isinstance(following, PurgeBatch):
+                dropped_to = action.header.range.to
+                if following.dropped_to is None or following.dropped_to < dropped_to:
+                    batches[-1] = replace(following, dropped_to=dropped_to)
+                continue
+            if isinstance(following, Appends):
+                if latest_delete is not None and latest_delete.to >= action.header.range.to:
+                    first = action.header.range.from_
+                    if following.dropped_from is not None:
+                        first = min(first, following.dropped_from)
+                    batches[-1] = replace(following, dropped_from=first)
+                    continue
+                batches[-1] = replace(following, records=(append, *following.records))
+                continue
+            batches.append(Appends(offset, (append,)))
+
+    batches.reverse()
+    return batches

@@ -1,0 +1,103 @@
+"""HeadInfo: the unreplicated tail of a journal, folded onto its replicated head.
+
+The fold replays the tail's action headers with the replicator's own head rules (anatomy §6.4), so a
+read merged from Cassandra and the tail returns exactly what Cassandra will hold once replication
+has caught up. It needs headers only, so it is known before the first event is emitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from kjournal.model import (
+    ActionRecord,
+    Append,
+    Delete,
+    Mark,
+    Purge,
+    SeqNr,
+)
+from kjournal.model.head import JournalHead
+
+
+@dataclass(frozen=True, slots=True)
+class HeadInfo:
+    """What reading must know before the first event.
+
+    seq_nr, delete_to: the journal head as it will be after replication (None: no journal).
+    hide_to: events with seqNr ≤ hide_to are deleted (0: none).
+    purged_at: the offset of the tail's last effective purge: Cassandra's events and the tail's
+        appends before it are gone (None: no purge in the tail).
+    appends, actions: how many appends and actions of this journal are still only in Kafka.
+    first_offset: the offset of the first of them, None if there are none.
+    """
+
+    seq_nr: SeqNr | None = None
+    delete_to: SeqNr | None = None
+    hide_to: int = 0
+    purged_at: int | None = None
+    appends: int = 0
+    actions: int = 0
+    first_offset: int | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.seq_nr is not None
+
+    @classmethod
+    def of_head(cls, head: JournalHead | None) -> HeadInfo:
+        if head is None:
+            return cls()
+        return cls(seq_nr=head.seq_nr, delete_to=head.delete_to, hide_to=head.delete_to or 0)
+
+    def apply(self, record: ActionRecord) -> HeadInfo:
+        action = record.action
+        counted = replace(
+            self,
+            actions=self.actions + 1,
+            first_offset=record.offset if self.first_offset is None else self.first_offset,
+        )
+        if isinstance(action, Append):
+            return counted._append(action.header.range.from_, action.header.range.to)
+        if isinstance(action, Delete):
+            return counted._delete(action.header.to)
+        if isinstance(action, Purge):
+            return counted._purge(record.offset)
+        assert isinstance(action, Mark)
+        return counted
+
+    def _append(self, first: SeqNr, last: SeqNr) -> HeadInfo:
+        if self.seq_nr is None:
+            delete_to = SeqNr(first - 1) if first > 1 else None
+            return replace(
+                self,
+                seq_nr=last,
+                delete_to=delete_to,
+                hide_to=max(self.hide_to, delete_to or 0),
+                appends=self.appends + 1,
+            )
+        return replace(self, seq_nr=last, appends=self.appends + 1)
+
+    def _delete(self, to: SeqNr) -> HeadInfo:
+        if self.seq_nr is None:
+            return self  # the replicator ignores a delete of a journal it has no head for
+        old = self.delete_to or 0
+        seq_nr = SeqNr(max(self.seq_nr, old))
+        delete_to = SeqNr(max(old, min(to, seq_nr)))
+        return replace(
+            self, seq_nr=seq_nr, delete_to=delete_to, hide_to=max(self.hide_to, delete_to)
+        )
+
+    def _purge(self, offset: int) -> HeadInfo:
+        if self.seq_nr is None:
+            return self  # the replicator ignores a purge of a journal it has no head for
+        return replace(self, seq_nr=None, delete_to=None, hide_to=0, purged_at=offset)
+
+
+def fold_head_info(head: JournalHead | None, tail: Iterable[ActionRecord]) -> HeadInfo:
+    """Fold `tail` (this journal's unreplicated actions, in offset order) onto `head`."""
+    info = HeadInfo.of_head(head)
+    for record in tail:
+        info = info.apply(record)
+    return info

@@ -1,0 +1,117 @@
+"""A bounded pool of group-less consumers for reading a partition's unreplicated head."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from types import TracebackType
+
+from aiokafka import AIOKafkaConsumer
+
+from kjournal.errors import DeadlineExceeded
+from kjournal.kafka.errors import kafka_errors
+from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.metrics import Metrics, NoopMetrics
+
+log = logging.getLogger(__name__)
+
+
+class ConsumerPool:
+    """At most `max_size` consumers; idle ones are closed; acquiring waits at most a deadline."""
+
+    def __init__(
+        self,
+        kafka: KafkaSettings,
+        settings: ConsumerPoolSettings,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self._kafka = kafka
+        self._settings = settings
+        self._metrics = metrics or NoopMetrics()
+        self._slots = asyncio.Semaphore(settings.max_size)
+        self._idle: list[tuple[AIOKafkaConsumer, float]] = []
+        self._reaper: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def __aenter__(self) -> ConsumerPool:
+        self._reaper = asyncio.create_task(self._reap_idle(), name="kjournal-consumer-pool-reaper")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._closed = True
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+        idle, self._idle = self._idle, []
+        for consumer, _ in idle:
+            await consumer.stop()
+
+    @property
+    def idle_count(self) -> int:
+        return len(self._idle)
+
+    @contextlib.asynccontextmanager
+    async def acquire(self) -> AsyncIterator[AIOKafkaConsumer]:
+        """A consumer with no assignment; returned to the pool (unassigned) afterwards."""
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self._settings.acquire_timeout_s):
+                await self._slots.acquire()
+        except TimeoutError:
+            self._metrics.increment("kjournal_consumer_pool_timeouts_total")
+            raise DeadlineExceeded(
+                f"no Kafka consumer free within {self._settings.acquire_timeout_s} s "
+                f"(pool of {self._settings.max_size})"
+            ) from None
+        healthy = False
+        try:
+            consumer = self._idle.pop()[0] if self._idle else await self._create()
+            self._metrics.observe(
+                "kjournal_consumer_acquire_seconds", time.perf_counter() - started
+            )
+            try:
+                yield consumer
+                healthy = True
+            finally:
+                if healthy and not self._closed:
+                    consumer.assign([])
+                    self._idle.append((consumer, time.monotonic()))
+                else:
+                    await consumer.stop()
+        finally:
+            self._slots.release()
+
+    async def _create(self) -> AIOKafkaConsumer:
+        consumer = AIOKafkaConsumer(
+            **self._kafka.client_options(),
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_poll_records=self._settings.max_poll_records,
+            fetch_max_wait_ms=50,
+        )
+        with kafka_errors():
+            await consumer.start()
+        return consumer
+
+    async def _reap_idle(self) -> None:
+        interval = min(self._settings.idle_timeout_s / 2, 5.0)
+        while True:
+            await asyncio.sleep(interval)
+            cutoff = time.monotonic() - self._settings.idle_timeout_s
+            stale = [entry for entry in self._idle if entry[1] < cutoff]
+            self._idle = [entry for entry in self._idle if entry[1] >= cutoff]
+            for consumer, _ in stale:
+                with contextlib.suppress(Exception):
+                    await consumer.stop()
+            if stale:
+                log.debug("closed %d idle consumers", len(stale))

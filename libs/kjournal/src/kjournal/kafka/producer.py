@@ -1,0 +1,75 @@
+"""Produces journal actions: idempotent, acks=all, one record per action, partitioned like Java."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from aiokafka import AIOKafkaProducer
+
+from kjournal.errors import RecordTooLarge
+from kjournal.kafka.errors import kafka_errors
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.kafka.topics import TopicPartitions
+from kjournal.model import PartitionOffset
+from kjournal.wire.partitioner import partition_for
+from kjournal.wire.record import ProducerRecordParts
+
+# Per-record overhead of Kafka's record batch format beyond key, value and headers.
+_RECORD_OVERHEAD = 128
+
+
+class ActionProducer:
+    """Sends encoded actions; nothing is acknowledged that the broker has not acknowledged."""
+
+    def __init__(self, settings: KafkaSettings, topics: TopicPartitions) -> None:
+        self._settings = settings
+        self._topics = topics
+        self._producer = AIOKafkaProducer(
+            **settings.client_options(),
+            acks="all",
+            enable_idempotence=True,
+            compression_type=None if settings.compression == "none" else settings.compression,
+            linger_ms=settings.linger_ms,
+            max_request_size=settings.max_record_bytes + 64 * 1024,
+        )
+
+    async def __aenter__(self) -> ActionProducer:
+        with kafka_errors():
+            await self._producer.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._producer.stop()
+
+    async def partition(self, topic: str, key: bytes) -> int:
+        return partition_for(key, await self._topics.count(topic))
+
+    def check_size(self, record: ProducerRecordParts) -> None:
+        size = (
+            len(record.key)
+            + len(record.value or b"")
+            + sum(len(k) + len(v) for k, v in record.headers)
+            + _RECORD_OVERHEAD
+        )
+        if size > self._settings.max_record_bytes:
+            raise RecordTooLarge(size, self._settings.max_record_bytes)
+
+    async def send(self, record: ProducerRecordParts) -> PartitionOffset:
+        """Produce and wait for the broker's acknowledgement."""
+        self.check_size(record)
+        partition = await self.partition(record.topic, record.key)
+        with kafka_errors(record.topic, len(record.value or b""), self._settings.max_record_bytes):
+            sent = await self._producer.send_and_wait(
+                record.topic,
+                value=record.value,
+                key=record.key,
+                partition=partition,
+                timestamp_ms=record.timestamp_ms,
+                headers=record.headers,
+            )
+        return PartitionOffset(sent.partition, sent.offset)

@@ -1,0 +1,216 @@
+"""In-memory eventual store: the replicator's write side over plain dicts.
+
+It executes the writes of the same pure plans (`kjournal.fold.plan`) as the Cassandra store, one
+by one, so tests of the replication algorithm — including crashes between any two writes
+(`on_write`) — run in microseconds and hold for Cassandra too.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from kjournal.fold.plan import (
+    DeleteHead,
+    DeleteRows,
+    InsertHead,
+    InsertRows,
+    Step,
+    UpdateHead,
+    Write,
+)
+from kjournal.model import EventRecord, Key
+from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
+from kjournal.model.quarantine import QuarantinedRecord
+
+__all__ = ["HeadRow", "InMemoryReplicatedStore", "PointerRow", "StoredRow"]
+
+
+@dataclass(frozen=True, slots=True)
+class HeadRow:
+    """A `metajournal` row."""
+
+    head: JournalHead
+    created: datetime
+    updated: datetime
+    origin: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRow:
+    """A `journal` row."""
+
+    event: EventRecord
+    meta_record_id: uuid.UUID | None
+
+
+@dataclass(frozen=True, slots=True)
+class PointerRow:
+    offset: int
+    created: datetime | None
+    updated: datetime
+
+
+class InMemoryReplicatedStore:
+    """`ReplicatedStore` over dicts; thread-safe.
+
+    on_write: called with each write just before it is applied; raising from it simulates a crash
+        at that point (the write and everything after it in the batch are lost).
+    """
+
+    def __init__(
+        self,
+        *,
+        segment_size: int = DEFAULT_SEGMENT_SIZE,
+        on_write: Callable[[Write], None] | None = None,
+    ) -> None:
+        self.segment_size = segment_size
+        self.on_write = on_write
+        self._lock = threading.Lock()
+        self._journal: dict[tuple[Key, int], dict[tuple[int, datetime], StoredRow]] = {}
+        self._metajournal: dict[Key, HeadRow] = {}
+        self._pointer2: dict[tuple[str, int], PointerRow] = {}
+        self._quarantine: dict[tuple[str, str], dict[tuple[int, int], QuarantinedRecord]] = {}
+
+    # ReplicatedStore
+
+    def pointer2(self, topic: str, partition: int) -> int | None:
+        with self._lock:
+            row = self._pointer2.get((topic, partition))
+        return None if row is None else row.offset
+
+    def set_pointer2(
+        self, topic: str, partition: int, offset: int, now: datetime, *, insert: bool
+    ) -> None:
+        with self._lock:
+            current = self._pointer2.get((topic, partition))
+            created = now if insert or current is None else current.created
+            self._pointer2[(topic, partition)] = PointerRow(offset, created, now)
+
+    def heads(self, keys: Sequence[Key]) -> list[JournalHead | None]:
+        return [self.head(key) for key in keys]
+
+    def write(self, journals: Sequence[tuple[Key, Sequence[Step]]]) -> list[Exception | None]:
+        for key, steps in journals:
+            for step in steps:
+                for write in step:
+                    if self.on_write is not None:
+                        self.on_write(write)
+                    with self._lock:
+                        self._apply(key, write)
+        return [None] * len(journals)
+
+    def quarantine(self, records: Sequence[QuarantinedRecord]) -> None:
+        with self._lock:
+            for record in records:
+                kept = self._quarantine.setdefault((record.topic, record.id or ""), {})
+                kept[(record.partition, record.offset)] = record
+
+    def quarantined_from(self, topic: str, partition: int, ids: Collection[str]) -> dict[str, int]:
+        result: dict[str, int] = {}
+        with self._lock:
+            for id in ids:
+                records = self._quarantine.get((topic, id))
+                if records:
+                    here = [offset for p, offset in records if p == partition]
+                    result[id] = min(here) if here else -1
+        return result
+
+    # Inspection, for tests and tools
+
+    def head(self, key: Key) -> JournalHead | None:
+        with self._lock:
+            row = self._metajournal.get(key)
+        return None if row is None else row.head
+
+    def head_row(self, key: Key) -> HeadRow | None:
+        with self._lock:
+            return self._metajournal.get(key)
+
+    def pointer_row(self, topic: str, partition: int) -> PointerRow | None:
+        with self._lock:
+            return self._pointer2.get((topic, partition))
+
+    def rows(self, key: Key) -> list[StoredRow]:
+        """Every `journal` row of the journal, by seqNr then timestamp, deleted or not."""
+        with self._lock:
+            rows = [
+                (seq_and_time, row)
+                for (row_key, _), segment in self._journal.items()
+                if row_key == key
+                for seq_and_time, row in segment.items()
+            ]
+        return [row for _, row in sorted(rows, key=lambda item: item[0])]
+
+    def segments(self, key: Key) -> list[int]:
+        with self._lock:
+            return sorted(segment for row_key, segment in self._journal if row_key == key)
+
+    def events(self, key: Key) -> list[EventRecord]:
+        """What a reader sees: rows after the head's delete_to, nothing without a head."""
+        head = self.head(key)
+        if head is None:
+            return []
+        hidden = head.delete_to or 0
+        return [row.event for row in self.rows(key) if row.event.seq_nr > hidden]
+
+    def quarantined(self, topic: str, id: str) -> list[QuarantinedRecord]:
+        with self._lock:
+            records = self._quarantine.get((topic, id), {})
+            return [records[position] for position in sorted(records)]
+
+    def keys(self) -> set[Key]:
+        with self._lock:
+            return set(self._metajournal) | {key for key, _ in self._journal}
+
+    def seed_head(self, key: Key, head: JournalHead, created: datetime, origin: str | None) -> None:
+        """Store `head` as is, as if replicated earlier."""
+        with self._lock:
+            self._metajournal[key] = HeadRow(head, created, created, origin)
+
+    def clear_quarantine(self, topic: str, id: str) -> None:
+        with self._lock:
+            self._quarantine.pop((topic, id), None)
+
+    # Execution
+
+    def _apply(self, key: Key, write: Write) -> None:
+        if isinstance(write, InsertRows):
+            segment = self._journal.setdefault((key, write.segment), {})
+            for event in write.events:
+                segment[(event.seq_nr, event.timestamp)] = StoredRow(event, write.meta_record_id)
+        elif isinstance(write, DeleteRows):
+            if write.to is None:
+                self._journal.pop((key, write.segment), None)
+            else:
+                segment = self._journal.get((key, write.segment), {})
+                for position in [p for p in segment if p[0] <= write.to]:
+                    del segment[position]
+                if not segment:
+                    self._journal.pop((key, write.segment), None)
+        elif isinstance(write, InsertHead):
+            self._metajournal[key] = HeadRow(write.head, write.created, write.created, write.origin)
+        elif isinstance(write, UpdateHead):
+            self._update_head(key, write)
+        else:
+            assert isinstance(write, DeleteHead)
+            self._metajournal.pop(key, None)
+
+    def _update_head(self, key: Key, write: UpdateHead) -> None:
+        row = self._metajournal.get(key)
+        if row is None:
+            # Cassandra's UPDATE would create a partial row; a plan only updates a loaded head.
+            raise AssertionError(f"update of a missing head for {key}")
+        head = replace(row.head, partition_offset=write.partition_offset)
+        if write.seq_nr is not None:
+            head = replace(head, seq_nr=write.seq_nr)
+        if write.delete_to is not None:
+            head = replace(head, delete_to=write.delete_to)
+        if write.expiry is not None:
+            head = replace(head, expiry=write.expiry)
+        if write.remove_expiry:
+            head = replace(head, expiry=None)
+        self._metajournal[key] = replace(row, head=head, updated=write.updated)

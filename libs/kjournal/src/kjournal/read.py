@@ -1,0 +1,192 @@
+"""Reading a journal: Cassandra merged with the unreplicated head of its Kafka partition.
+
+1. In parallel: the partition's end offset (no marker is written) and pointer2; then the journal's
+   head and quarantine flag from Cassandra (after pointer2, so the head is never older than it).
+2. pointer2 ≥ end − 1: everything is in Cassandra.
+3. Otherwise the tail (offsets pointer2+1 … end−1) of this journal, from the head cache or a scan
+   that compares record keys before parsing anything, is folded into HeadInfo before the first
+   event is emitted, so deletes and purges still only in Kafka are honoured.
+4. Cassandra's events from max(from, deleteTo+1), then the tail's, dropping duplicates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+
+from kjournal.errors import JournalQuarantined, TopicRepartitioned
+from kjournal.fold.head_info import HeadInfo, fold_head_info
+from kjournal.metrics import NOOP_METRICS, Metrics
+from kjournal.model import (
+    SEQ_NR_MAX,
+    Append,
+    EventRecord,
+    Key,
+    PartitionOffset,
+    RecordMetadata,
+    SeqNr,
+)
+from kjournal.model.head import JournalHead
+from kjournal.ports import EventualReader
+from kjournal.tail import PartitionOffsets, Tail, TailScanner, TailSource
+from kjournal.wire.events import decode_events
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    key: Key
+    partition: int
+    end_offset: int
+    pointer2: int | None
+    head: JournalHead | None
+    tail: Tail
+    info: HeadInfo
+
+    @property
+    def unreplicated_offsets(self) -> int:
+        replicated = -1 if self.pointer2 is None else self.pointer2
+        return max(0, self.end_offset - 1 - replicated)
+
+
+def event_records(append: Append, partition: int, offset: int) -> list[EventRecord]:
+    """Decode an Append record's events (the one place a payload is parsed on the read path)."""
+    events = decode_events(append.header.payload_type, append.payload)
+    metadata = RecordMetadata(header=append.header.metadata, payload=events.metadata)
+    position = PartitionOffset(partition, offset)
+    return [
+        EventRecord(
+            event=event,
+            timestamp=append.timestamp,
+            partition_offset=position,
+            origin=append.header.origin,
+            version=append.header.version,
+            metadata=metadata,
+            headers=append.headers,
+        )
+        for event in events.events
+    ]
+
+
+class JournalReader:
+    def __init__(
+        self,
+        eventual: EventualReader,
+        offsets: PartitionOffsets,
+        scanner: TailScanner,
+        cache: TailSource | None = None,
+        metrics: Metrics = NOOP_METRICS,
+    ) -> None:
+        self._metrics = metrics
+        self._eventual = eventual
+        self._offsets = offsets
+        self._scanner = scanner
+        self._cache = cache
+
+    async def plan(self, key: Key) -> ReadPlan:
+        partition = await self._offsets.partition(key)
+        end, pointer2 = await asyncio.gather(
+            self._offsets.end_offset(key.topic, partition),
+            self._eventual.pointer2(key.topic, partition),
+        )
+        head, quarantined = await asyncio.gather(
+            self._eventual.head(key), self._eventual.quarantined(key)
+        )
+        if head is not None and head.partition_offset.partition != partition:
+            raise TopicRepartitioned(key.topic, key.id, head.partition_offset.partition, partition)
+        if quarantined is not None:
+            raise JournalQuarantined(
+                key.topic, key.id, quarantined.partition, quarantined.offset, quarantined.reason
+            )
+        start = 0 if pointer2 is None else pointer2 + 1
+        tail = Tail(start, end) if start >= end else await self._tail(key, partition, start, end)
+        return ReadPlan(
+            key, partition, end, pointer2, head, tail, fold_head_info(head, tail.actions)
+        )
+
+    async def _tail(self, key: Key, partition: int, start: int, end: int) -> Tail:
+        if self._cache is not None:
+            cached = await self._cache.tail(key, partition, start, end)
+            if cached is not None:
+                return cached
+        return await self._scanner.tail(key, partition, start, end)
+
+    async def read(
+        self, key: Key, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
+    ) -> AsyncIterator[EventRecord]:
+        plan = await self.plan(key)
+        async for record in self.events(plan, from_, to, limit):
+            yield record
+
+    async def events(
+        self, plan: ReadPlan, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
+    ) -> AsyncIterator[EventRecord]:
+        """The events of `plan`'s journal with from_ ≤ seqNr ≤ to, at most `limit` of them."""
+        info = plan.info
+        start = max(from_, info.hide_to + 1)
+        if start > to or (limit is not None and limit <= 0) or not info.exists:
+            return
+        last = start - 1
+        emitted = 0
+        if plan.head is not None and info.purged_at is None:
+            stored = self._eventual.events(plan.key, plan.head, SeqNr(start))
+            async with aclosing(stored):  # returning early releases the open page request now
+                async for record in stored:
+                    seq_nr = record.seq_nr
+                    if seq_nr > to:
+                        return
+                    if seq_nr <= last:
+                        continue
+                    yield record
+                    last = seq_nr
+                    emitted += 1
+                    if limit is not None and emitted >= limit:
+                        return
+        async for record in self._tail_events(plan, last + 1, to):
+            if record.seq_nr <= last:
+                continue
+            yield record
+            last = record.seq_nr
+            emitted += 1
+            if limit is not None and emitted >= limit:
+                return
+
+    async def _tail_events(self, plan: ReadPlan, start: int, to: int) -> AsyncIterator[EventRecord]:
+        after = -1 if plan.info.purged_at is None else plan.info.purged_at
+        refetch_from = plan.tail.payloads_from
+        for action_record in plan.tail.actions:
+            action = action_record.action
+            offset = action_record.offset
+            if not isinstance(action, Append) or offset <= after:
+                continue
+            if action.header.range.to < start:
+                continue  # skipped before its payload is decoded
+            if action.header.range.from_ > to:
+                return
+            if refetch_from is not None and offset >= refetch_from:
+                async for record in self._refetched_events(plan, offset, start, to):
+                    yield record
+                return
+            self._metrics.increment("kjournal_read_payloads_decoded_total", 1, topic=plan.key.topic)
+            for record in event_records(action, plan.partition, offset):
+                if start <= record.seq_nr <= to:
+                    yield record
+
+    async def _refetched_events(
+        self, plan: ReadPlan, offset: int, start: int, to: int
+    ) -> AsyncIterator[EventRecord]:
+        async for action_record in self._scanner.actions(
+            plan.key, plan.partition, offset, plan.tail.end
+        ):
+            append = action_record.action
+            if not isinstance(append, Append):
+                continue
+            if append.header.range.to < start:
+                continue
+            if append.header.range.from_ > to:
+                return
+            self._metrics.increment("kjournal_read_payloads_decoded_total", 1, topic=plan.key.topic)
+            for record in event_records(append, plan.partition, action_record.offset):
+                if start <= record.seq_nr <= to:
+                    yield record

@@ -1,0 +1,444 @@
+"""Replicating one Kafka partition's slice of records into the eventual store (anatomy §6).
+
+`replicate_partition` is plain, synchronous Python: the Spark job calls it per partition and
+micro-batch, tests call it directly. Steps:
+
+1. drop records at or below the partition's `pointer2` (already replicated);
+2. decode each record's key and `journal.action` header; group the actions by journal;
+3. load every journal's head (one bulk call); then, without I/O: decode the payloads of the
+   appends a head does not cover yet, fold each journal's actions into batches
+   (`kjournal.fold.batch`) and plan them against the head (`kjournal.fold.plan`);
+4. let the store run every journal's planned steps (rows before head; journals concurrently,
+   bounded by the store);
+5. once every journal succeeded, move `pointer2` to the slice's highest offset — ignored records,
+   marks and quarantined records included, so a slice of marks advances it too.
+
+A failure in any journal leaves `pointer2` where it was; the caller retries the slice and the
+head offsets make the retry skip what was already applied (docs/replication.md).
+
+Poison records. A record whose header or payload cannot be decoded is written to the quarantine
+table with its raw bytes and the reason; that flags its journal (reads of it fail loudly) and the
+rest of the partition keeps replicating. The journal's later records are not applied — applying
+them over a missing action would store a state that never existed — but *parked* in the same
+table, in order and raw, so nothing depends on Kafka retention until an operator repairs the
+poison record and re-applies what follows it. The journal stays quarantined from that offset on,
+in this slice and all later ones, until its quarantine rows are removed. Marks are not parked:
+they have no storage effect. Every quarantine row is a function of the record and of the first
+quarantined offset only, so replaying a slice rewrites the same rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from kjournal.errors import FormatError, InvalidInput
+from kjournal.fold.batch import Appends, DeleteBatch, fold_batches
+from kjournal.fold.plan import InsertRows, Plan, Step, plan_append, plan_delete, plan_purge
+from kjournal.metrics import NOOP_METRICS, Metrics
+from kjournal.model import (
+    ACTION_HEADER,
+    ActionRecord,
+    Append,
+    EventRecord,
+    ExpireAfter,
+    Key,
+    Mark,
+    PartitionOffset,
+    RecordMetadata,
+)
+from kjournal.model.head import JournalHead
+from kjournal.model.quarantine import QuarantinedRecord
+from kjournal.ports import ReplicatedStore
+from kjournal.wire.events import decode_events
+from kjournal.wire.record import ConsumedRecord, decode_action_record
+
+__all__ = ["ReplicationResult", "replicate_partition"]
+
+log = logging.getLogger(__name__)
+
+_DECODE_ERRORS = (FormatError, InvalidInput)
+_MAX_REASON = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationResult:
+    topic: str
+    partition: int
+    pointer2_before: int | None
+    pointer2: int | None  # after the slice
+    records: int = 0  # records above the old pointer2
+    ignored: int = 0  # not journal records (no key, timestamp or action header)
+    journals: int = 0  # distinct journals with records in the slice
+    batches: int = 0  # batches that changed the store
+    events: int = 0  # journal rows written
+    quarantined: int = 0  # undecodable records
+    parked: int = 0  # records behind a quarantined one
+
+
+def replicate_partition(
+    topic: str,
+    partition: int,
+    records: Iterable[ConsumedRecord],
+    store: ReplicatedStore,
+    now: datetime,
+    *,
+    metrics: Metrics = NOOP_METRICS,
+) -> ReplicationResult:
+    """Apply one partition's records (in offset order) to `store`; see the module docstring.
+
+    `now` (timezone-aware) is the replication time: `created`/`updated` columns and expiry dates.
+    If any journal fails, the first error is raised once the store has finished with every
+    journal, and `pointer2` is left as it was.
+    """
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    started = time.perf_counter()
+    pointer = store.pointer2(topic, partition)
+    slice_ = _collect(topic, partition, records, pointer)
+    journals = list(slice_.journals.values())
+    if journals:
+        ids = [journal.key.id for journal in journals]
+        for id, offset in store.quarantined_from(topic, partition, ids).items():
+            slice_.journals[id].quarantined_from = offset
+    for journal in journals:
+        journal.cut_at_known_poison()
+    loading = [journal for journal in journals if journal.actions]
+    for journal, head in zip(loading, store.heads([j.key for j in loading]), strict=True):
+        journal.head = head
+
+    works = [_plan(journal, now, partition, store.segment_size) for journal in journals]
+    quarantine = [record for work in works for record in work.quarantine]
+    if quarantine:
+        store.quarantine(quarantine)
+    writing = [work for work in works if work.steps]
+    errors = store.write([(work.key, work.steps) for work in writing])
+    failed = [(work, error) for work, error in zip(writing, errors, strict=True) if error]
+    if failed:
+        for work, error in failed:
+            log.error("replication of %s failed, partition %d: %s", work.key, partition, error)
+        first = failed[0][1]
+        assert first is not None
+        if len(failed) > 1:
+            first.add_note(f"{len(failed) - 1} other journal(s) of this slice failed too")
+        raise first
+
+    new_pointer = pointer
+    if slice_.max_offset is not None and (pointer is None or slice_.max_offset > pointer):
+        store.set_pointer2(topic, partition, slice_.max_offset, now, insert=pointer is None)
+        new_pointer = slice_.max_offset
+
+    result = ReplicationResult(
+        topic=topic,
+        partition=partition,
+        pointer2_before=pointer,
+        pointer2=new_pointer,
+        records=slice_.count,
+        ignored=slice_.ignored,
+        journals=len(journals),
+        batches=sum(work.batches for work in works),
+        events=sum(work.events for work in works),
+        quarantined=sum(work.quarantined for work in works),
+        parked=len(quarantine) - sum(work.quarantined for work in works),
+    )
+    _record_metrics(metrics, result, time.perf_counter() - started, slice_, now)
+    log.debug(
+        "replicated %s partition %d up to offset %s: %d records, %d journals, %d events",
+        topic,
+        partition,
+        new_pointer,
+        result.records,
+        result.journals,
+        result.events,
+    )
+    return result
+
+
+# Collecting the slice
+
+
+@dataclass(slots=True)
+class _Journal:
+    """One journal's part of the slice, in offset order."""
+
+    key: Key
+    decoded: list[ActionRecord] = field(default_factory=list)  # before any bad header
+    actions: list[ActionRecord] = field(default_factory=list)  # those before the cutoff
+    raw: dict[int, ConsumedRecord] = field(default_factory=dict)  # offset → record
+    poison: tuple[ConsumedRecord, str] | None = None  # the first undecodable header, and why
+    behind: list[tuple[ConsumedRecord, str | None]] = field(default_factory=list)  # after it
+    quarantined_from: int | None = None  # by an earlier slice
+    # The first quarantined offset: from an earlier slice, a bad header or a bad payload,
+    # whichever comes first, and why this slice found it bad (None if it did not).
+    cutoff: int | None = None
+    error: str | None = None
+    head: JournalHead | None = None
+
+    def cut_at_known_poison(self) -> None:
+        """Set the cutoff from earlier slices and bad headers; keep only actions before it."""
+        self.cutoff = self.quarantined_from
+        if self.poison is not None and (self.cutoff is None or self.poison[0].offset < self.cutoff):
+            self.cutoff, self.error = self.poison[0].offset, self.poison[1]
+        self.cut(self.cutoff, self.error)
+
+    def cut(self, cutoff: int | None, error: str | None) -> None:
+        self.cutoff, self.error = cutoff, error
+        self.actions = [a for a in self.decoded if cutoff is None or a.offset < cutoff]
+
+    def actions_after(self, offset: int) -> list[ActionRecord]:
+        return [action for action in self.decoded if action.offset > offset]
+
+
+@dataclass(slots=True)
+class _Slice:
+    journals: dict[str, _Journal] = field(default_factory=dict)
+    count: int = 0
+    ignored: int = 0
+    max_offset: int | None = None
+    newest_timestamp_ms: int | None = None
+
+
+def _collect(
+    topic: str, partition: int, records: Iterable[ConsumedRecord], pointer: int | None
+) -> _Slice:
+    slice_ = _Slice()
+    previous = -1
+    for record in records:
+        if record.topic != topic or record.partition != partition:
+            raise ValueError(
+                f"record of {record.topic}:{record.partition} in the slice of {topic}:{partition}"
+            )
+        if record.offset <= previous:
+            raise ValueError(f"records out of order: offset {record.offset} after {previous}")
+        previous = record.offset
+        if pointer is not None and record.offset <= pointer:
+            continue
+        slice_.count += 1
+        slice_.max_offset = record.offset
+        if record.timestamp_ms is not None and record.timestamp_ms >= 0:
+            slice_.newest_timestamp_ms = record.timestamp_ms
+
+        error: str | None = None
+        action: ActionRecord | None = None
+        try:
+            action = decode_action_record(record)
+        except _DECODE_ERRORS as exc:
+            error = f"header: {exc}"
+        if action is None and error is None:
+            slice_.ignored += 1
+            continue
+
+        id = action.action.key.id if action is not None else _record_id(record)
+        journal = slice_.journals.get(id)
+        if journal is None:
+            journal = slice_.journals[id] = _Journal(Key(topic, id))
+        journal.raw[record.offset] = record
+        if journal.poison is None and action is not None:
+            journal.decoded.append(action)
+        elif journal.poison is None and error is not None:
+            journal.poison = (record, error)
+        elif action is None or not isinstance(action.action, Mark):
+            journal.behind.append((record, error))
+    return slice_
+
+
+# Planning one journal
+
+
+@dataclass(slots=True)
+class _Work:
+    key: Key
+    steps: list[Step] = field(default_factory=list)
+    quarantine: list[QuarantinedRecord] = field(default_factory=list)
+    batches: int = 0
+    events: int = 0
+    quarantined: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Decoded:
+    events: tuple[EventRecord, ...]
+    expire_after: ExpireAfter | None
+
+
+def _plan(journal: _Journal, now: datetime, partition: int, segment_size: int) -> _Work:
+    key = journal.key
+    head = journal.head
+    covered = -1 if head is None else head.partition_offset.offset
+    decoded: dict[int, _Decoded] = {}
+    # Every append the head does not cover is decoded, even one a later delete folds away, so
+    # whether a record is poison does not depend on how the partition was sliced.
+    for action in journal.actions:
+        if isinstance(action.action, Append) and action.offset > covered:
+            result = _decode(action, action.action)
+            if isinstance(result, str):
+                journal.cut(action.offset, result)
+                break
+            decoded[action.offset] = result
+
+    work = _Work(key)
+    if journal.cutoff is not None:
+        work.quarantine = _quarantined_records(journal, journal.cutoff, journal.error, now)
+        work.quarantined = 0 if journal.error is None else 1
+
+    for batch in fold_batches(journal.actions):
+        position = PartitionOffset(partition, batch.offset)
+        plan: Plan | None
+        if isinstance(batch, Appends):
+            offset = -1 if head is None else head.partition_offset.offset
+            if batch.offset <= offset:
+                continue
+            events = [
+                event
+                for record in batch.records
+                if record.offset > covered
+                for event in decoded[record.offset].events
+            ]
+            plan = plan_append(
+                head,
+                position,
+                now,
+                decoded[batch.offset].expire_after,
+                events,
+                dropped_from=batch.dropped_from,
+                segment_size=segment_size,
+            )
+        elif isinstance(batch, DeleteBatch):
+            plan = plan_delete(
+                head, position, now, batch.to, batch.origin, segment_size=segment_size
+            )
+        else:
+            plan = plan_purge(
+                head, position, dropped_to=batch.dropped_to, segment_size=segment_size
+            )
+        if plan is None:
+            continue
+        work.steps += [step for step in plan.steps if step]
+        work.events += sum(len(w.events) for w in plan.writes if isinstance(w, InsertRows))
+        work.batches += plan.head != head
+        head = plan.head
+    return work
+
+
+def _decode(record: ActionRecord, action: Append) -> _Decoded | str:
+    """The append's events as rows will hold them, or why its payload is poison."""
+    try:
+        events = decode_events(action.header.payload_type, action.payload)
+    except _DECODE_ERRORS as exc:
+        return f"payload: {exc}"
+    if events.range != action.header.range:
+        return (
+            f"payload: events {events.range} do not match the header's range {action.header.range}"
+        )
+    metadata = RecordMetadata(action.header.metadata, events.metadata)
+    rows = tuple(
+        EventRecord(
+            event,
+            action.timestamp,
+            record.partition_offset,
+            action.header.origin,
+            action.header.version,
+            metadata,
+            action.headers,
+        )
+        for event in events.events
+    )
+    return _Decoded(rows, events.metadata.expire_after)
+
+
+# Quarantine
+
+
+def _quarantined_records(
+    journal: _Journal, cutoff: int, error: str | None, now: datetime
+) -> list[QuarantinedRecord]:
+    """The record at `cutoff` (if this slice found it bad), then every later one, parked."""
+    key = journal.key
+    records: list[QuarantinedRecord] = []
+    if error is not None:
+        record = journal.raw[cutoff]
+        records.append(_quarantined(key, record, error, now))
+        log.warning(
+            "quarantined record %s:%d offset %d of journal %s: %s",
+            key.topic,
+            record.partition,
+            cutoff,
+            key,
+            error[:_MAX_REASON],
+        )
+
+    later: list[tuple[ConsumedRecord, str | None]] = [
+        (journal.raw[a.offset], None)
+        for a in journal.actions_after(cutoff)
+        if not isinstance(a.action, Mark)
+    ]
+    if journal.poison is not None and journal.poison[0].offset > cutoff:
+        later.append(journal.poison)
+    later += journal.behind
+    why = f"parked: behind the quarantined record at offset {cutoff}"
+    for record, own in later:
+        reason = why if own is None else f"{why}; {own}"
+        records.append(_quarantined(key, record, reason, now))
+    if later:
+        log.warning(
+            "parked %d record(s) of journal %s, offsets %d..%d, behind offset %d",
+            len(later),
+            key,
+            later[0][0].offset,
+            later[-1][0].offset,
+            cutoff,
+        )
+    return records
+
+
+def _quarantined(key: Key, record: ConsumedRecord, reason: str, now: datetime) -> QuarantinedRecord:
+    header = next((value for name, value in record.headers if name == ACTION_HEADER), None)
+    timestamp = None
+    if record.timestamp_ms is not None and record.timestamp_ms >= 0:
+        timestamp = datetime.fromtimestamp(record.timestamp_ms / 1000, UTC)
+    return QuarantinedRecord(
+        topic=key.topic,
+        partition=record.partition,
+        offset=record.offset,
+        id=key.id,
+        reason=reason[:_MAX_REASON],
+        header=header,
+        value=record.value,
+        timestamp=timestamp,
+        quarantined_at=now,
+    )
+
+
+def _record_id(record: ConsumedRecord) -> str:
+    """The journal id of a record whose header could not be decoded."""
+    assert record.key is not None  # keyless records are ignored before their header is read
+    return record.key.decode("utf-8", "replace")  # as decode_action_record
+
+
+def _record_metrics(
+    metrics: Metrics, result: ReplicationResult, seconds: float, slice_: _Slice, now: datetime
+) -> None:
+    topic = result.topic
+    metrics.observe("kjournal_replicator_slice_seconds", seconds, topic=topic)
+    metrics.increment("kjournal_replicator_records_total", result.records, topic=topic)
+    metrics.increment("kjournal_replicator_ignored_records_total", result.ignored, topic=topic)
+    metrics.increment("kjournal_replicator_batches_total", result.batches, topic=topic)
+    metrics.increment("kjournal_replicator_events_total", result.events, topic=topic)
+    for kind, count in (("poison", result.quarantined), ("parked", result.parked)):
+        if count:
+            metrics.increment(
+                "kjournal_replicator_quarantined_records_total", count, topic=topic, kind=kind
+            )
+    if result.pointer2 is not None:
+        metrics.set(
+            "kjournal_replicator_pointer2_offset",
+            result.pointer2,
+            topic=topic,
+            partition=str(result.partition),
+        )
+    if slice_.newest_timestamp_ms is not None:
+        age = now.timestamp() - slice_.newest_timestamp_ms / 1000
+        metrics.observe("kjournal_replicator_record_age_seconds", max(age, 0.0), topic=topic)

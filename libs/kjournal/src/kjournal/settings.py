@@ -1,0 +1,155 @@
+"""Settings sections shared by the services; each service's root settings composes what it needs.
+
+Sections are plain pydantic models (no environment access here): a service's
+`Settings(BaseSettings)` nests them, e.g. `cassandra: CassandraSettings`, so
+`KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.1,10.0.0.2` reaches `CassandraSettings.contact_points`.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+__all__ = [
+    "CassandraReplication",
+    "CassandraSettings",
+    "CassandraTables",
+    "Consistency",
+    "validate_cql_name",
+]
+
+# Unquoted CQL identifiers: Cassandra folds them to lower case and caps names at 48 characters.
+_CQL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+
+
+def validate_cql_name(value: str) -> str:
+    """`value` if it is a valid unquoted CQL keyspace or table name, else ValueError."""
+    if not _CQL_NAME.match(value):
+        raise ValueError(
+            f"invalid Cassandra name {value!r}: use 1 to 48 lower-case letters, digits or '_', "
+            "starting with a letter"
+        )
+    return value
+
+
+class Consistency(StrEnum):
+    """Cassandra consistency levels usable for plain reads and writes."""
+
+    ANY = "ANY"
+    ONE = "ONE"
+    TWO = "TWO"
+    THREE = "THREE"
+    QUORUM = "QUORUM"
+    ALL = "ALL"
+    LOCAL_QUORUM = "LOCAL_QUORUM"
+    EACH_QUORUM = "EACH_QUORUM"
+    LOCAL_ONE = "LOCAL_ONE"
+
+
+class CassandraTables(BaseModel):
+    """Table names inside the keyspace (the Scala library's defaults, plus our quarantine table)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    journal: str = "journal"
+    metajournal: str = "metajournal"
+    pointer2: str = "pointer2"
+    setting: str = "setting"
+    quarantine: str = "quarantine"
+
+    @field_validator("journal", "metajournal", "pointer2", "setting", "quarantine")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        return validate_cql_name(value)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Self:
+        names = [self.journal, self.metajournal, self.pointer2, self.setting, self.quarantine]
+        if len(set(names)) != len(names):
+            raise ValueError(f"table names must be distinct, got {names}")
+        return self
+
+
+class CassandraReplication(BaseModel):
+    """Replication of the keyspace when the schema job creates it (SimpleStrategy RF 1 by default).
+
+    `data_centers` (DC name → replication factor) is required for NetworkTopologyStrategy and
+    refused for SimpleStrategy.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    strategy: Literal["SimpleStrategy", "NetworkTopologyStrategy"] = "SimpleStrategy"
+    replication_factor: int = Field(default=1, ge=1)
+    data_centers: dict[str, int] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.strategy == "NetworkTopologyStrategy":
+            if not self.data_centers:
+                raise ValueError("NetworkTopologyStrategy needs data_centers (name → factor)")
+            for dc, factor in self.data_centers.items():
+                if not re.fullmatch(r"[A-Za-z0-9_.\-]+", dc) or factor < 1:
+                    raise ValueError(f"invalid data center entry {dc!r}: {factor}")
+        elif self.data_centers:
+            raise ValueError("data_centers only apply to NetworkTopologyStrategy")
+        return self
+
+
+class CassandraSettings(BaseModel):
+    """How to reach the eventual store, and where in it the journal lives.
+
+    Consistency defaults to LOCAL_QUORUM for reads and writes, as in the Scala library; on a
+    single-node development cluster (RF 1) a local quorum is that one node, so it works unchanged.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    contact_points: tuple[str, ...] = ("127.0.0.1",)
+    port: int = Field(default=9042, ge=1, le=65535)
+    username: str | None = None
+    password: SecretStr | None = None
+    local_dc: str | None = None
+    protocol_version: Literal[4, 5] = 5
+
+    keyspace: str = "journal"
+    tables: CassandraTables = Field(default_factory=CassandraTables)
+    replication: CassandraReplication = Field(default_factory=CassandraReplication)
+    auto_create_keyspace: bool = True
+
+    read_consistency: Consistency = Consistency.LOCAL_QUORUM
+    write_consistency: Consistency = Consistency.LOCAL_QUORUM
+    connect_timeout: float = Field(default=10.0, gt=0)
+    request_timeout: float = Field(default=10.0, gt=0)
+    fetch_size: int = Field(default=1000, ge=1)
+
+    segment_size: int = Field(default=10_000, ge=2)
+    """`journal` segment size given to journals created from now on (existing ones keep theirs)."""
+
+    @field_validator("contact_points", mode="before")
+    @classmethod
+    def _split_contact_points(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("contact_points")
+    @classmethod
+    def _some_contact_points(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("at least one contact point is needed")
+        return value
+
+    @field_validator("keyspace")
+    @classmethod
+    def _valid_keyspace(cls, value: str) -> str:
+        return validate_cql_name(value)
+
+    @model_validator(mode="after")
+    def _credentials_together(self) -> Self:
+        if (self.username is None) != (self.password is None):
+            raise ValueError("set both username and password, or neither")
+        return self

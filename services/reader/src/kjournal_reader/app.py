@@ -1,0 +1,122 @@
+"""`create_app(settings)`: the reader's FastAPI application.
+
+The lifespan opens, in order: the Cassandra connection (in the background: the reader starts
+and answers 503 while Cassandra is unreachable), `Journals` with that eventual reader (consumer
+pool, head cache), and a small pool for topic-wide Kafka queries; it closes them in reverse.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from importlib.metadata import version
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from kjournal.api.asgi import BodyLimit, RawPathRouting, RequestMetrics
+from kjournal.api.logs import configure_logging
+from kjournal.api.openapi import finish_openapi
+from kjournal.api.schemas import EventOut, JournalIdOut
+from kjournal.journal import Journals, JournalsSettings
+from kjournal.kafka.consumer_pool import ConsumerPool
+from kjournal.kafka.head import KafkaHead
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.topics import TopicPartitions
+from kjournal.metrics_prometheus import PrometheusMetrics
+
+from kjournal_reader.eventual import CassandraConnection, LazyEventualReader
+from kjournal_reader.problems import ProblemHandlers
+from kjournal_reader.replication import ReplicationView
+from kjournal_reader.routes import health, journals, topics
+from kjournal_reader.settings import Settings
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = """Reads journals: Cassandra merged with the not-yet-replicated Kafka head, so a
+read that starts after an append was acknowledged returns it, replicator running or not.
+
+Event and id lists stream as NDJSON (`application/x-ndjson`). Errors are
+`application/problem+json` (RFC 9457) with `type` = `urn:kjournal:problem:<slug>`.
+"""
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    settings: Settings = app.state.settings
+    metrics: PrometheusMetrics = app.state.metrics
+    async with AsyncExitStack() as stack:
+        cassandra = await stack.enter_async_context(
+            CassandraConnection(settings.cassandra, retry_max_s=settings.cassandra_retry_max_s)
+        )
+        eventual = LazyEventualReader(cassandra)
+        app.state.cassandra = cassandra
+        app.state.eventual = eventual
+        app.state.journals = await stack.enter_async_context(
+            Journals(
+                JournalsSettings(
+                    kafka=settings.kafka,
+                    consumer_pool=settings.consumer_pool,
+                    head_cache=settings.head_cache,
+                    origin=None,
+                    scan_payload_budget_bytes=settings.scan_payload_budget_bytes,
+                ),
+                eventual=eventual,
+                metrics=metrics,
+            )
+        )
+        topics_ = await stack.enter_async_context(TopicPartitions(settings.kafka))
+        pool = await stack.enter_async_context(
+            ConsumerPool(settings.kafka, ConsumerPoolSettings(max_size=2), metrics)
+        )
+        head = KafkaHead(pool, topics_, settings.consumer_pool.poll_timeout_ms, 0, metrics)
+        app.state.topics = topics_
+        app.state.replication = ReplicationView(topics_, head, eventual, metrics)
+        log.info(
+            "reader started; Kafka at %s, Cassandra at %s",
+            settings.kafka.bootstrap_servers,
+            cassandra.where,
+        )
+        yield
+        log.info("reader stopping")
+    log.info("reader stopped")
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    if app.openapi_schema is None:
+        schema = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
+        app.openapi_schema = finish_openapi(schema, (EventOut, JournalIdOut))
+    return app.openapi_schema
+
+
+def create_app(settings: Settings) -> FastAPI:
+    metrics = PrometheusMetrics()
+    app = FastAPI(
+        title="kjournal reader",
+        version=version("kjournal-reader"),
+        description=DESCRIPTION,
+        lifespan=_lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = metrics
+    app.state.key_rules = settings.http.key_rules
+    ProblemHandlers(settings.http.retry_after_s).install(app)
+    app.include_router(journals.router)
+    app.include_router(topics.router)
+    app.include_router(health.router)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    # Added last = outermost: metrics see every request, the limit runs before routing.
+    app.add_middleware(RawPathRouting)
+    app.add_middleware(BodyLimit, max_bytes=settings.http.max_body_bytes)
+    app.add_middleware(RequestMetrics, metrics=metrics, service="reader")
+    return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one uvicorn worker process (`KJOURNAL_HTTP__WORKERS` > 1)."""
+    settings = Settings()
+    configure_logging(settings.http.log_level, settings.http.log_format)
+    return create_app(settings)

@@ -1,0 +1,1 @@
+"""The reader's routers: journals, topics, and health/readiness/metrics."""

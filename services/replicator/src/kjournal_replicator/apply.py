@@ -1,0 +1,233 @@
+"""Executor side: apply the Kafka records of one Spark partition with `replicate_partition`.
+
+Runs inside PySpark's Python workers. A worker process is reused for many tasks
+(spark.python.worker.reuse), so the Cassandra session and the store (with its prepared
+statements) are created once per process and per settings, on first use, and never in the parent PySpark
+forks workers from (a driver connection does not survive a fork).
+
+What comes back to the driver is one `SliceReport` per Kafka partition: the core's
+`ReplicationResult`, the metrics the core recorded while applying, and the replication latency of
+each record it applied. The driver turns them into metrics and the per-batch log line.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.writer import CassandraReplicatedStore
+from kjournal.errors import CassandraUnavailable, DeadlineExceeded
+from kjournal.metrics import RecordingMetrics
+from kjournal.ports import ReplicatedStore
+from kjournal.replicate import ReplicationResult, replicate_partition
+from kjournal.settings import CassandraSettings
+from kjournal.wire.record import ConsumedRecord
+
+from kjournal_replicator.metrics import MetricsSnapshot
+from kjournal_replicator.settings import ApplySettings
+
+__all__ = ["COLUMNS", "ApplyTask", "SliceReport", "apply_records", "apply_rows", "to_record"]
+
+log = logging.getLogger(__name__)
+
+COLUMNS = (
+    "topic",
+    "partition",
+    "offset",
+    "key",
+    "value",
+    "headers",
+    "unix_millis(timestamp) AS timestamp_ms",
+)
+"""What the executors read from the Kafka source, in this order (rows are indexed by position)."""
+
+_TRANSIENT = (CassandraUnavailable, DeadlineExceeded)
+
+
+@dataclass(frozen=True, slots=True)
+class SliceReport:
+    """One Kafka partition's share of a micro-batch, as applied by one task."""
+
+    result: ReplicationResult
+    first_offset: int
+    last_offset: int
+    seconds: float
+    attempts: int
+    latencies: tuple[float, ...]  # applied at − record timestamp, per applied record
+    metrics: MetricsSnapshot
+
+
+@dataclass(frozen=True)
+class ApplyTask:
+    """Everything a task needs; pickled by Spark into each task's closure."""
+
+    cassandra: CassandraSettings
+    apply: ApplySettings
+
+    def __call__(self, rows: Iterable[Sequence[Any]]) -> Iterator[SliceReport]:
+        return apply_rows(rows, self.cassandra, self.apply)
+
+
+def to_record(row: Sequence[Any]) -> ConsumedRecord:
+    """A ConsumedRecord from a row of COLUMNS (Spark hands binary columns over as bytearray)."""
+    topic, partition, offset, key, value, headers, timestamp_ms = row
+    return ConsumedRecord(
+        topic=topic,
+        partition=partition,
+        offset=offset,
+        key=None if key is None else bytes(key),
+        value=None if value is None else bytes(value),
+        headers=[(name, b"" if data is None else bytes(data)) for name, data in headers or ()],
+        timestamp_ms=timestamp_ms,
+    )
+
+
+def apply_rows(
+    rows: Iterable[Sequence[Any]], cassandra: CassandraSettings, settings: ApplySettings
+) -> Iterator[SliceReport]:
+    """Apply the rows of one Spark partition with this worker's Cassandra store."""
+    records = [to_record(row) for row in rows]
+    if records:
+        yield from apply_records(records, _worker(cassandra, settings).store, settings)
+
+
+def apply_records(
+    records: Iterable[ConsumedRecord], store: ReplicatedStore, settings: ApplySettings
+) -> Iterator[SliceReport]:
+    """Apply every Kafka partition found in `records`, each whole and in offset order.
+
+    The Kafka source gives one Spark partition per Kafka partition, in offset order (the driver
+    checks the plan, see ranges.py); grouping and sorting here cost little and keep a different
+    planner from ever interleaving two partitions' records.
+    """
+    slices: dict[tuple[str, int], list[ConsumedRecord]] = {}
+    for record in records:
+        slices.setdefault((record.topic, record.partition), []).append(record)
+    for part in slices.values():
+        if any(a.offset >= b.offset for a, b in itertools.pairwise(part)):
+            part.sort(key=lambda record: record.offset)
+    ordered = sorted(slices.items())
+
+    def apply(item: tuple[tuple[str, int], list[ConsumedRecord]]) -> SliceReport:
+        (topic, partition), part = item
+        return _apply_slice(store, topic, partition, part, settings)
+
+    if len(ordered) <= 1:
+        yield from map(apply, ordered)
+        return
+    # Partitions are independent: overlap their Cassandra round trips (the store is thread-safe).
+    # Every slice runs to its end even if another fails; the first failure is then raised.
+    with ThreadPoolExecutor(len(ordered), thread_name_prefix="kjournal-slice") as pool:
+        yield from list(pool.map(apply, ordered))
+
+
+def _apply_slice(
+    store: ReplicatedStore,
+    topic: str,
+    partition: int,
+    records: list[ConsumedRecord],
+    settings: ApplySettings,
+) -> SliceReport:
+    started = time.perf_counter()
+    attempt = 0
+    while True:
+        attempt += 1
+        metrics = RecordingMetrics()
+        try:
+            result = replicate_partition(
+                topic,
+                partition,
+                records,
+                store,
+                datetime.now(UTC),
+                metrics=metrics,
+            )
+            break
+        except _TRANSIENT as exc:
+            # Re-applying a slice is safe (pointer2 and the heads skip what is in); a retry here
+            # is cheaper than failing the micro-batch for a Cassandra hiccup.
+            if attempt > settings.retries:
+                raise
+            log.warning(
+                "applying %s:%d offsets %d..%d failed (attempt %d of %d), retrying: %s",
+                topic,
+                partition,
+                records[0].offset,
+                records[-1].offset,
+                attempt,
+                settings.retries + 1,
+                exc,
+            )
+            time.sleep(settings.retry_backoff_s * attempt)
+    applied_at = time.time()
+    before = -1 if result.pointer2_before is None else result.pointer2_before
+    latencies = tuple(
+        max(applied_at - record.timestamp_ms / 1000, 0.0)
+        for record in records
+        if record.offset > before and record.timestamp_ms is not None and record.timestamp_ms >= 0
+    )
+    return SliceReport(
+        result=result,
+        first_offset=records[0].offset,
+        last_offset=records[-1].offset,
+        seconds=time.perf_counter() - started,
+        attempts=attempt,
+        latencies=latencies,
+        metrics=MetricsSnapshot.of(metrics),
+    )
+
+
+# One per worker process
+
+
+@dataclass
+class _Worker:
+    key: tuple[str, str]
+    store: CassandraReplicatedStore
+    close: Any
+
+
+_lock = threading.Lock()
+_current: _Worker | None = None
+
+
+def _worker(cassandra: CassandraSettings, settings: ApplySettings) -> _Worker:
+    global _current
+    key = (cassandra.model_dump_json(), settings.model_dump_json())
+    with _lock:
+        if _current is not None and _current.key == key:
+            return _current
+        if _current is not None:
+            _shutdown(_current)
+            _current = None
+        session = connect(cassandra)
+        store = CassandraReplicatedStore(
+            session,
+            TableNames.from_settings(cassandra),
+            segment_size=cassandra.segment_size,
+            concurrency=settings.concurrency,
+        )
+        _current = _Worker(key, store, session.cluster.shutdown)
+        log.info("connected to Cassandra %s for replication", list(cassandra.contact_points))
+        return _current
+
+
+def _shutdown(worker: _Worker) -> None:
+    worker.close()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    with _lock:
+        if _current is not None:
+            _shutdown(_current)

@@ -1,0 +1,111 @@
+"""Driver side Kafka: which partitions match the pattern, their offsets, and the source options.
+
+The driver is synchronous (Spark's Python API is); each call runs a short-lived aiokafka client (an
+admin client, or a consumer without a group that commits nothing) on a private event loop. It is called at start-up and once per lag
+interval, so the connection cost does not matter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from kjournal.errors import KafkaUnavailable
+from kjournal.kafka.settings import KafkaSettings
+
+from kjournal_replicator.settings import SparkSettings, TopicSettings
+
+__all__ = ["PartitionOffsets", "kafka_offsets", "matching_partitions", "source_options"]
+
+T = TypeVar("T")
+
+_JAAS_MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOffsets:
+    beginning: int  # the oldest offset Kafka still holds
+    end: int  # the offset the next record will get
+
+
+def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) -> T:
+    async def main() -> T:
+        consumer = AIOKafkaConsumer(
+            **kafka.client_options(), enable_auto_commit=False, group_id=None
+        )
+        try:
+            await consumer.start()
+            return await use(consumer)
+        except Exception as exc:
+            raise KafkaUnavailable(f"Kafka at {kafka.bootstrap_servers}: {exc!r}") from exc
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(main())
+
+
+def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str, list[int]]:
+    """Every partition of every topic whose name matches the pattern."""
+
+    async def main() -> dict[str, list[int]]:
+        admin = AIOKafkaAdminClient(**kafka.client_options())
+        try:
+            await admin.start()
+            names = sorted(name for name in await admin.list_topics() if topics.matches(name))
+            described = await admin.describe_topics(names) if names else []
+        except Exception as exc:
+            raise KafkaUnavailable(f"Kafka at {kafka.bootstrap_servers}: {exc!r}") from exc
+        finally:
+            await admin.close()
+        return {
+            entry["topic"]: sorted(p["partition"] for p in entry.get("partitions") or ())
+            for entry in described
+            if entry.get("error_code", 0) == 0
+        }
+
+    return asyncio.run(main())
+
+
+def kafka_offsets(
+    kafka: KafkaSettings, partitions: dict[str, list[int]]
+) -> dict[tuple[str, int], PartitionOffsets]:
+    """Beginning and end offsets of the given partitions."""
+    wanted = [TopicPartition(topic, p) for topic, ps in partitions.items() for p in ps]
+    if not wanted:
+        return {}
+
+    async def use(consumer: AIOKafkaConsumer) -> dict[tuple[str, int], PartitionOffsets]:
+        beginning = await consumer.beginning_offsets(wanted)
+        end = await consumer.end_offsets(wanted)
+        return {
+            (tp.topic, tp.partition): PartitionOffsets(int(beginning[tp]), int(end[tp]))
+            for tp in wanted
+        }
+
+    return _run(kafka, use)
+
+
+def source_options(kafka: KafkaSettings, spark: SparkSettings) -> dict[str, str]:
+    """The Spark Kafka source's connection options (`kafka.*`) from the shared Kafka settings."""
+    options: dict[str, Any] = {
+        "kafka.bootstrap.servers": kafka.bootstrap_servers,
+        "kafka.security.protocol": kafka.security_protocol,
+        "kafka.request.timeout.ms": kafka.request_timeout_ms,
+    }
+    if kafka.sasl_mechanism:
+        password = kafka.sasl_password.get_secret_value() if kafka.sasl_password else ""
+        options["kafka.sasl.mechanism"] = kafka.sasl_mechanism
+        options["kafka.sasl.jaas.config"] = (
+            f'{_JAAS_MODULES[kafka.sasl_mechanism]} required username="{kafka.sasl_username}" '
+            f'password="{password}";'
+        )
+    options.update(spark.kafka_options)
+    return {key: str(value) for key, value in options.items()}

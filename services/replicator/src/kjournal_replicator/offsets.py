@@ -1,0 +1,60 @@
+"""Where replication starts, and the check that no offset is ever jumped over.
+
+Without a checkpoint the query starts every known partition of every matching topic right after
+its pointer2 (the last offset Cassandra holds), or at the earliest offset when there is none: the
+replicator picks up where any earlier replicator (this one, or the Scala one) stopped. With a
+checkpoint Spark resumes from it and ignores `startingOffsets`. Partitions Spark discovers later
+(a new topic, more partitions) start at their earliest offset.
+
+Spark requires `startingOffsets` to list every partition of every topic it assigns, so a topic
+created between our listing and Spark's fails the start (loudly); a restart lists it.
+
+The gap check runs before every micro-batch: a Kafka range starting past pointer2 + 1 would
+leave offsets that were never replicated behind for good (a checkpoint reused with another
+keyspace, records deleted by retention before they were replicated). Journal topics are written
+without transactions and never compacted, so their offsets are dense and any gap is real.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+
+from kjournal_replicator.ranges import OffsetRange
+
+__all__ = ["EARLIEST", "Pointer2", "find_gaps", "starting_offsets"]
+
+EARLIEST = -2  # Spark's startingOffsets code for "the earliest offset Kafka holds"
+
+Pointer2 = Callable[[str, int], int | None]
+
+
+def starting_offsets(partitions: dict[str, list[int]], pointer2: Pointer2) -> str:
+    """The Kafka source's `startingOffsets` option: JSON per topic and partition."""
+    spec: dict[str, dict[str, int]] = {}
+    for topic, numbers in sorted(partitions.items()):
+        if not numbers:
+            continue
+        offsets: dict[str, int] = {}
+        for partition in numbers:
+            last = pointer2(topic, partition)
+            offsets[str(partition)] = EARLIEST if last is None else last + 1
+        spec[topic] = offsets
+    return json.dumps(spec, sort_keys=True) if spec else "earliest"
+
+
+def find_gaps(ranges: Iterable[OffsetRange], pointer2: Pointer2) -> list[str]:
+    """A description of each non-empty range that starts past its partition's pointer2 + 1."""
+    gaps = []
+    for offsets in ranges:
+        if offsets.size <= 0:
+            continue
+        last = pointer2(offsets.topic, offsets.partition)
+        next_offset = 0 if last is None else last + 1
+        if offsets.from_offset > next_offset:
+            gaps.append(
+                f"{offsets.topic}:{offsets.partition} would resume at offset "
+                f"{offsets.from_offset} but pointer2 is {last}: offsets {next_offset}.."
+                f"{offsets.from_offset - 1} were never replicated"
+            )
+    return gaps

@@ -1,0 +1,186 @@
+"""The replicator's settings: environment variables `KJOURNAL_*`, nested with `__`.
+
+    KJOURNAL_KAFKA__BOOTSTRAP_SERVERS=broker-1:9092
+    KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.1,10.0.0.2
+    KJOURNAL_SPARK__MASTER=local[2]
+    KJOURNAL_SPARK__CHECKPOINT_LOCATION=s3a://bucket/kjournal/replicator
+    KJOURNAL_TOPICS__PATTERN=journal.*
+
+docs/replicator.md lists every variable.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Self
+
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.settings import CassandraSettings, Consistency
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+__all__ = [
+    "ApplySettings",
+    "HttpSettings",
+    "ReplicatorSettings",
+    "SparkSettings",
+    "TopicSettings",
+]
+
+
+class SparkSettings(BaseModel):
+    """The Spark session and the streaming query."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    master: str | None = "local[2]"
+    """None leaves the master to spark-submit (`--master k8s://...`)."""
+    app_name: str = "kjournal-replicator"
+    checkpoint_location: str = "/tmp/kjournal-replicator/checkpoint"
+    """Any Hadoop URI Spark can write (local path, s3a://, hdfs://); shared by restarts."""
+    trigger_interval_s: float = Field(default=0.5, ge=0)
+    """Seconds between micro-batch starts (0: the next one starts as soon as one ends)."""
+    max_offsets_per_trigger: int | None = Field(default=200_000, ge=1)
+    """Records per micro-batch at most, over all partitions (None: everything available)."""
+    jars_dir: str | None = None
+    """Folder of the Spark Kafka source jars; default: kjournal-dev's cache, if installed."""
+    max_tasks: int | None = Field(default=None, ge=1)
+    """Tasks per micro-batch at most (default: Spark's default parallelism, i.e. its cores).
+    Kafka partitions are coalesced, never split: each still goes whole to one task."""
+    shuffle_partitions: int = Field(default=2, ge=1)
+    ui_enabled: bool = False
+    conf: dict[str, str] = Field(default_factory=dict)
+    """Extra Spark conf, e.g. KJOURNAL_SPARK__CONF='{"spark.executor.memory": "2g"}'."""
+    kafka_options: dict[str, str] = Field(default_factory=dict)
+    """Extra Kafka source options (e.g. `kafka.ssl.truststore.location`); some are refused."""
+
+    @field_validator("kafka_options")
+    @classmethod
+    def _safe_kafka_options(cls, value: dict[str, str]) -> dict[str, str]:
+        # These would break what the job relies on: one Spark partition per Kafka partition
+        # (minPartitions, maxRecordsPerPartition split ranges), loud data loss, our topics.
+        refused = {
+            "minpartitions",
+            "maxrecordsperpartition",
+            "failondataloss",
+            "subscribe",
+            "subscribepattern",
+            "assign",
+            "startingoffsets",
+            "startingtimestamp",
+            "startingoffsetsbytimestamp",
+            "includeheaders",
+            "maxoffsetspertrigger",
+        }
+        bad = sorted(key for key in value if key.lower() in refused)
+        if bad:
+            raise ValueError(f"these Kafka source options are set by the replicator: {bad}")
+        return value
+
+
+class TopicSettings(BaseModel):
+    """Which topics to replicate: a Java regular expression matched against whole names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pattern: str = "journal.*"
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid topic pattern {value!r}: {exc}") from None
+        return value
+
+    def matches(self, topic: str) -> bool:
+        # Spark matches with java.util.regex `matches()`, i.e. the whole name; for the patterns
+        # people write for topic names Python's fullmatch agrees.
+        return re.fullmatch(self.pattern, topic) is not None
+
+
+class ApplySettings(BaseModel):
+    """How each executor applies a partition's slice to Cassandra."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    concurrency: int = Field(default=32, ge=1)
+    """Cassandra statements in flight per task (the store applies journals concurrently)."""
+    retries: int = Field(default=2, ge=0)
+    """Re-runs of a slice inside the task after a Cassandra error, before the task fails."""
+    retry_backoff_s: float = Field(default=1.0, ge=0)
+    fail_on_gap: bool = True
+    """Fail a batch that would start a partition past pointer2 + 1 (offsets never replicated)."""
+
+
+class HttpSettings(BaseModel):
+    """The driver's /healthz and /metrics endpoint."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = True
+    host: str = "0.0.0.0"  # probes and scrapers come from outside the pod
+    port: int = Field(default=9400, ge=0, le=65535)
+    """0 picks a free port (tests)."""
+    lag_interval_s: float = Field(default=10.0, gt=0)
+    """How often the driver measures per-partition lag (end offset vs pointer2)."""
+
+
+class _EnvSource(EnvSettingsSource):
+    """Environment variables; a list-like value may be JSON or plain text.
+
+    pydantic-settings reads every list or dict field as JSON, so the natural
+    `KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.1,10.0.0.2` would fail to start the job; a value
+    that is not JSON goes to the field's own validator instead (CassandraSettings splits commas).
+    """
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        try:
+            return super().decode_complex_value(field_name, field, value)
+        except ValueError:
+            return value
+
+
+class ReplicatorSettings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="KJOURNAL_",
+        env_nested_delimiter="__",
+        env_ignore_empty=True,
+        extra="ignore",
+        frozen=True,
+    )
+
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    cassandra: CassandraSettings = Field(default_factory=CassandraSettings)
+    spark: SparkSettings = Field(default_factory=SparkSettings)
+    topics: TopicSettings = Field(default_factory=TopicSettings)
+    apply: ApplySettings = Field(default_factory=ApplySettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    stop_timeout_s: float = Field(default=60.0, ge=0)
+    """On SIGTERM, how long to let the running micro-batch finish before stopping the query."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, _EnvSource(settings_cls), dotenv_settings, file_secret_settings)
+
+    @model_validator(mode="after")
+    def _no_write_anywhere(self) -> Self:
+        # The replicator is the only Cassandra writer: ANY would acknowledge writes no replica
+        # holds, and pointer2 would then claim offsets that a read cannot find.
+        if self.cassandra.write_consistency is Consistency.ANY:
+            raise ValueError("cassandra.write_consistency ANY can lose replicated events")
+        return self

@@ -1,0 +1,1 @@
+"""The writer's routers: journal actions, and health/readiness/metrics."""

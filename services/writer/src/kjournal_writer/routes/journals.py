@@ -1,0 +1,87 @@
+"""Journal actions: append, delete, purge, mark. Each produces one Kafka record and answers once
+the broker has acknowledged it; a request that fails validation produces nothing."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Request, Response
+from kjournal.api.convert import append_batch, append_response
+from kjournal.api.problems import problem_responses
+from kjournal.errors import JournalNotFound
+
+from kjournal_writer.deps import JournalDep, journal_of, json_body, metrics_of, parse_json_body
+from kjournal_writer.schemas import (
+    AppendRequest,
+    AppendResponse,
+    IdPath,
+    MarkRequest,
+    MarkResponse,
+    PositionOut,
+    TopicPath,
+    ToQuery,
+)
+
+router = APIRouter(prefix="/v1/journals", tags=["journals"])
+
+
+@router.post(
+    "/{topic}/{id}/events",
+    status_code=201,
+    response_model=AppendResponse,
+    responses=problem_responses(400, 404, 413, 415, 500, 503, 504),
+    summary="Append an atomic batch of events",
+    openapi_extra=json_body(AppendRequest),
+)
+async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
+    # The hot path, kept lean: no dependency graph to solve, the body parsed straight from bytes
+    # by pydantic-core, and the answer serialized once, here.
+    journal = journal_of(request, topic, id)
+    batch = append_batch(await parse_json_body(request, AppendRequest))
+    result = await journal.append(batch.events, batch.metadata, batch.headers)
+    metrics_of(request).increment(
+        "kjournal_writer_events_total", len(batch.events.events), topic=journal.key.topic
+    )
+    return Response(append_response(result).model_dump_json(), 201, media_type="application/json")
+
+
+@router.delete(
+    "/{topic}/{id}/events",
+    status_code=202,
+    response_model=PositionOut,
+    responses=problem_responses(400, 404, 500, 503, 504),
+    summary="Delete events with seqNr ≤ to (never future ones)",
+)
+async def delete(journal: JournalDep, to: ToQuery) -> PositionOut:
+    position = await journal.delete(to)
+    if position is None:  # only a Journals with reads checks existence first
+        raise JournalNotFound(f"journal {journal.key} does not exist")
+    return PositionOut(partition=position.partition, offset=position.offset)
+
+
+@router.delete(
+    "/{topic}/{id}",
+    status_code=202,
+    response_model=PositionOut,
+    responses=problem_responses(400, 404, 500, 503, 504),
+    summary="Purge the journal; the next append starts a new one",
+)
+async def purge(journal: JournalDep) -> PositionOut:
+    position = await journal.purge()
+    return PositionOut(partition=position.partition, offset=position.offset)
+
+
+@router.post(
+    "/{topic}/{id}/marks",
+    status_code=201,
+    response_model=MarkResponse,
+    responses=problem_responses(400, 404, 500, 503, 504),
+    summary="Write a mark: a barrier record with no storage effect",
+)
+async def mark(
+    journal: JournalDep, body: Annotated[MarkRequest | None, Body()] = None
+) -> MarkResponse:
+    mark_id = (body.id if body is not None else None) or str(uuid.uuid4())
+    position = await journal.mark(mark_id)
+    return MarkResponse(id=mark_id, partition=position.partition, offset=position.offset)

@@ -1,0 +1,36 @@
+"""Fixtures for the eventual store against the real Cassandra node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from cassandra.cluster import Session
+from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.tables import TableNames
+from kjournal.settings import CassandraSettings
+from kjournal_dev.platform import Endpoints
+
+
+@pytest.fixture(scope="session")
+def cassandra_settings(platform: Endpoints) -> CassandraSettings:
+    return CassandraSettings(
+        contact_points=(platform.cassandra_host,), port=platform.cassandra_port
+    )
+
+
+@pytest.fixture(scope="session")
+def kj_session(cassandra_settings: CassandraSettings) -> Iterator[Session]:
+    """A session built the way kjournal builds them (execution profiles, tuple rows)."""
+    session = connect(cassandra_settings)
+    yield session
+    session.cluster.shutdown()
+
+
+@pytest.fixture
+def tables(kj_session: Session, keyspace: str) -> TableNames:
+    """A fresh keyspace migrated to the current schema."""
+    settings = SchemaSettings(keyspace=keyspace)
+    migrate(kj_session, settings)
+    return settings.names

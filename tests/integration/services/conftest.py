@@ -1,0 +1,98 @@
+"""The writer and reader as real processes over real HTTP, against the real Kafka and Cassandra.
+
+One writer and one reader serve the whole session (they take any topic starting with
+"journal"); each test gets a fresh topic. Tests that need a differently configured service start
+their own with `start_service`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.session import connect
+from kjournal.client import Client
+from kjournal.settings import CassandraSettings
+from kjournal_dev.platform import Endpoints
+
+from tests.integration.services.support import RunningService, start_service, wait_for_topic
+from tests.support.platform import unique_name
+
+pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
+
+
+@pytest.fixture(scope="session")
+def service_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("service-logs")
+
+
+@pytest.fixture(scope="session")
+def services_keyspace(platform: Endpoints) -> Iterator[str]:
+    """A keyspace with the journal schema, shared by the session's readers."""
+    name = unique_name("kjsvc")
+    session = connect(
+        CassandraSettings(contact_points=(platform.cassandra_host,), port=platform.cassandra_port)
+    )
+    try:
+        migrate(session, SchemaSettings(keyspace=name))
+        yield name
+        session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+    finally:
+        session.cluster.shutdown()
+
+
+def kafka_settings(platform: Endpoints) -> dict[str, str]:
+    return {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap}
+
+
+def reader_settings(platform: Endpoints, keyspace: str) -> dict[str, str]:
+    return {
+        **kafka_settings(platform),
+        "KJOURNAL_CASSANDRA__CONTACT_POINTS": platform.cassandra_host,
+        "KJOURNAL_CASSANDRA__PORT": str(platform.cassandra_port),
+        "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
+    }
+
+
+@pytest.fixture(scope="session")
+def writer(platform: Endpoints, service_logs: Path) -> Iterator[RunningService]:
+    service = start_service(
+        "kjournal_writer",
+        {
+            **kafka_settings(platform),
+            "KJOURNAL_HTTP__MAX_BODY_BYTES": str(1024 * 1024),
+            "KJOURNAL_KAFKA__MAX_RECORD_BYTES": "100000",
+        },
+        service_logs,
+        ready_path="/readyz",
+    )
+    yield service
+    assert service.stop(), service.log()
+
+
+@pytest.fixture(scope="session")
+def reader(
+    platform: Endpoints, services_keyspace: str, service_logs: Path
+) -> Iterator[RunningService]:
+    service = start_service(
+        "kjournal_reader",
+        reader_settings(platform, services_keyspace),
+        service_logs,
+        ready_path="/readyz",
+    )
+    yield service
+    assert service.stop(), service.log()
+
+
+@pytest.fixture
+def topic(topic: str, kafka_bootstrap: str) -> str:
+    """The shared fresh topic, once every partition has a leader."""
+    return wait_for_topic(kafka_bootstrap, topic)
+
+
+@pytest.fixture
+def client(writer: RunningService, reader: RunningService) -> Iterator[Client]:
+    with Client(writer.url, reader.url, timeout=30) as client:
+        yield client

@@ -1,0 +1,55 @@
+"""Graceful shutdown: on SIGTERM the writer finishes in-flight appends, then exits.
+
+The writer's producer lingers 1.5 s before sending, so appends are still in flight when the
+signal arrives; each must still be answered 201 and be in Kafka.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from kjournal_dev.platform import Endpoints
+
+from tests.integration.services.conftest import kafka_settings
+from tests.integration.services.support import end_offsets, start_service
+
+pytestmark = [pytest.mark.kafka]
+
+APPENDS = 16
+
+
+def test_in_flight_appends_finish_before_the_writer_exits(
+    platform: Endpoints, topic: str, tmp_path: Path
+):
+    writer = start_service(
+        "kjournal_writer",
+        {**kafka_settings(platform), "KJOURNAL_KAFKA__LINGER_MS": "1500"},
+        tmp_path,
+        ready_path="/readyz",
+    )
+
+    def append(n: int) -> int:
+        body = {"events": [{"seqNr": 1, "payload": {"n": n}}]}
+        url = f"{writer.url}/v1/journals/{topic}/journal-{n}/events"
+        return httpx.post(url, json=body, timeout=30).status_code
+
+    with ThreadPoolExecutor(APPENDS) as pool:
+        started = time.monotonic()
+        answers = [pool.submit(append, n) for n in range(APPENDS)]
+        time.sleep(0.7)  # every request has reached the writer, none is answered yet
+        assert not any(answer.done() for answer in answers)
+        writer.process.send_signal(signal.SIGTERM)
+        statuses = [answer.result() for answer in answers]
+        elapsed = time.monotonic() - started
+
+    assert statuses == [201] * APPENDS
+    assert elapsed >= 1.5
+    assert writer.process.wait(30) in (0, -signal.SIGTERM)
+    log = writer.log()
+    assert log.index("Shutting down") < log.index("Application shutdown complete")
+    assert sum(end_offsets(platform.kafka_bootstrap, topic).values()) == APPENDS

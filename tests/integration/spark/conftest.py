@@ -1,0 +1,63 @@
+"""Fixtures for the Spark replicator tests: a Cassandra session built like the job builds its own,
+a keyspace per module, and topic names under a per-module prefix that the job's pattern matches."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterator
+
+import pytest
+from cassandra.cluster import Session
+from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.session import connect
+from kjournal.settings import CassandraSettings
+from kjournal_dev.platform import Endpoints
+
+from tests.integration.spark.support import create_topic, delete_topics
+from tests.support.platform import unique_name
+
+
+@pytest.fixture(scope="session")
+def session(platform: Endpoints) -> Iterator[Session]:
+    settings = CassandraSettings(
+        contact_points=(platform.cassandra_host,), port=platform.cassandra_port
+    )
+    session = connect(settings)
+    yield session
+    session.cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def module_keyspace(session: Session) -> Iterator[str]:
+    """A keyspace with the journal schema, shared by the tests of one module."""
+    name = unique_name("kjspark")
+    migrate(session, SchemaSettings(keyspace=name))
+    yield name
+    session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+
+
+@pytest.fixture(scope="module")
+def topic_prefix() -> str:
+    return unique_name("journal_spark")
+
+
+@pytest.fixture(scope="module")
+def topic_pattern(topic_prefix: str) -> str:
+    return re.escape(topic_prefix) + "_.*"
+
+
+@pytest.fixture(scope="module")
+def new_topic(kafka_bootstrap: str, topic_prefix: str) -> Iterator[Callable[[], str]]:
+    """Creates fresh 4-partition topics matching the module's pattern; deletes them at the end."""
+    created: list[str] = []
+
+    def make() -> str:
+        name = f"{topic_prefix}_{len(created)}"
+        asyncio.run(create_topic(kafka_bootstrap, name))
+        created.append(name)
+        return name
+
+    yield make
+    if created:
+        asyncio.run(delete_topics(kafka_bootstrap, created))

@@ -1,0 +1,172 @@
+"""Helpers for the Spark replicator tests: topics, the job as a subprocess, reading Cassandra."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from cassandra.cluster import Session
+from kjournal.cassandra.reader import CassandraEventualReader
+from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.writer import CassandraReplicatedStore
+from kjournal.model import Event, Key, SeqNr
+from kjournal_dev.platform import Endpoints
+
+from tests.support.replication import end_offsets
+
+PARTITIONS = 4
+
+
+async def create_topic(bootstrap: str, name: str, partitions: int = PARTITIONS) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(name, partitions, 1)])
+    finally:
+        await admin.close()
+
+
+async def delete_topics(bootstrap: str, names: list[str]) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics(names)
+    finally:
+        await admin.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def replicator_env(
+    platform: Endpoints, keyspace: str, pattern: str, checkpoint: Path, **extra: str
+) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_")}
+    env.update(
+        {
+            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap,
+            "KJOURNAL_CASSANDRA__CONTACT_POINTS": platform.cassandra_host,
+            "KJOURNAL_CASSANDRA__PORT": str(platform.cassandra_port),
+            "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
+            "KJOURNAL_TOPICS__PATTERN": pattern,
+            "KJOURNAL_SPARK__CHECKPOINT_LOCATION": str(checkpoint),
+            "KJOURNAL_SPARK__JARS_DIR": str(platform.spark_kafka_jars),
+            "KJOURNAL_SPARK__TRIGGER_INTERVAL_S": "0.2",
+            "KJOURNAL_HTTP__HOST": "127.0.0.1",
+            "KJOURNAL_HTTP__PORT": str(free_port()),
+            "KJOURNAL_HTTP__LAG_INTERVAL_S": "1",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+class ReplicatorProcess:
+    """`python -m kjournal_replicator` in its own process group (the JVM and workers included)."""
+
+    def __init__(self, env: Mapping[str, str], log: Path) -> None:
+        self.env = dict(env)
+        self.log = log
+        self.port = int(env["KJOURNAL_HTTP__PORT"])
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "kjournal_replicator"],
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def get(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    def health(self) -> dict[str, object]:
+        return dict(json.loads(self.get("/healthz")[1]))
+
+    def terminate(self, timeout: float = 120) -> int:
+        """SIGTERM to the driver only, as Kubernetes sends it to a pod's main process."""
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout)
+
+    def kill(self) -> None:
+        """SIGKILL to the whole group: driver, JVM and Python workers die at once."""
+        if self.alive():
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+        with contextlib.suppress(ProcessLookupError):  # stragglers of the group, if any
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+
+def wait_until(
+    condition: Callable[[], bool], timeout: float, what: str, process: ReplicatorProcess | None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if process is not None and not process.alive():
+            raise AssertionError(
+                f"replicator exited while waiting for {what}:\n{process.output()[-4000:]}"
+            )
+        if time.monotonic() > deadline:
+            tail = process.output()[-4000:] if process is not None else ""
+            raise AssertionError(f"timed out waiting for {what}\n{tail}")
+        time.sleep(0.3)
+
+
+def pointers(session: Session, keyspace: str, topic: str) -> dict[int, int | None]:
+    store = CassandraReplicatedStore(session, TableNames(keyspace=keyspace))
+    return {p: store.pointer2(topic, p) for p in range(PARTITIONS)}
+
+
+def caught_up(bootstrap: str, session: Session, keyspace: str, topic: str) -> Callable[[], bool]:
+    """Whether pointer2 covers every record Kafka holds for the topic (checked each call)."""
+
+    def check() -> bool:
+        ends = asyncio.run(end_offsets(bootstrap, topic, PARTITIONS))
+        current = pointers(session, keyspace, topic)
+        return all(
+            end == 0 or (current[p] is not None and current[p] == end - 1)
+            for p, end in ends.items()
+        )
+
+    return check
+
+
+async def stored_events(
+    session: Session, keyspace: str, topic: str, ids: list[str]
+) -> dict[str, list[Event]]:
+    """Each journal's events as the eventual store returns them (seqNr duplicates fail)."""
+    reader = await CassandraEventualReader.create(session, TableNames(keyspace=keyspace))
+    stored: dict[str, list[Event]] = {}
+    for id in ids:
+        key = Key(topic, id)
+        head = await reader.head(key)
+        if head is None:
+            stored[id] = []
+            continue
+        stored[id] = [record.event async for record in reader.events(key, head, SeqNr(1))]
+    return stored

@@ -1,0 +1,256 @@
+"""End to end on one running replicator: Journal API → Kafka → Spark (local[2]) → Cassandra.
+
+One `python -m kjournal_replicator` serves the whole module; its topic pattern matches every
+topic the tests create later (Spark discovers them and starts them at their earliest offset).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from aiokafka import AIOKafkaProducer
+from cassandra.cluster import Session
+from kjournal.cassandra.reader import CassandraEventualReader
+from kjournal.cassandra.tables import TableNames
+from kjournal.journal import Journals, JournalsSettings
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.model import Events, Key, RecordMetadata
+from kjournal.wire.record import append_action, encode_action
+from kjournal_dev.platform import Endpoints
+
+from tests.integration.spark.model import Model, append, events, random_workload
+from tests.integration.spark.support import (
+    ReplicatorProcess,
+    caught_up,
+    pointers,
+    replicator_env,
+    stored_events,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)]
+
+CATCH_UP_S = 120
+
+
+def _journals(bootstrap: str) -> Journals:
+    return Journals(JournalsSettings(kafka=KafkaSettings(bootstrap_servers=bootstrap)))
+
+
+@pytest.fixture(scope="module")
+def replicator(
+    platform: Endpoints,
+    module_keyspace: str,
+    topic_pattern: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[ReplicatorProcess]:
+    folder = tmp_path_factory.mktemp("replicator")
+    env = replicator_env(platform, module_keyspace, topic_pattern, folder / "checkpoint")
+    process = ReplicatorProcess(env, folder / "replicator.log")
+
+    def started() -> bool:
+        try:
+            return process.health().get("query") == "active"
+        except OSError:
+            return False
+
+    try:
+        wait_until(started, 180, "the query to start", process)
+        yield process
+    finally:
+        if process.alive():
+            try:
+                process.terminate(60)
+            except Exception:
+                process.kill()
+
+
+def test_replicates_appends_deletes_and_purges(
+    replicator: ReplicatorProcess,
+    new_topic,
+    kafka_bootstrap: str,
+    session: Session,
+    module_keyspace: str,
+) -> None:
+    topic = new_topic()
+    model = Model(topic)
+    ids = [f"journal-{i}" for i in range(24)]
+
+    async def write() -> None:
+        async with _journals(kafka_bootstrap) as journals:
+            await random_workload(journals, model, ids, actions=12, seed=1)
+
+    asyncio.run(write())
+    wait_until(
+        caught_up(kafka_bootstrap, session, module_keyspace, topic),
+        CATCH_UP_S,
+        "replication",
+        replicator,
+    )
+    assert asyncio.run(stored_events(session, module_keyspace, topic, ids)) == model.expected()
+
+
+async def _produce_raw(
+    bootstrap: str, topic: str, key: bytes, value: bytes | None, headers: list[tuple[str, bytes]]
+) -> int:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        sent = await producer.send_and_wait(
+            topic,
+            key=key,
+            value=value,
+            headers=headers,
+            timestamp_ms=int(time.time() * 1000),
+        )
+    finally:
+        await producer.stop()
+    return int(sent.offset)
+
+
+def test_poison_records_are_quarantined_and_the_rest_replicates(
+    replicator: ReplicatorProcess,
+    new_topic,
+    kafka_bootstrap: str,
+    session: Session,
+    module_keyspace: str,
+) -> None:
+    topic = new_topic()
+    model = Model(topic)
+    good = [f"good-{i}" for i in range(8)]
+    poisoned: dict[str, int] = {}
+
+    async def write() -> None:
+        async with _journals(kafka_bootstrap) as journals:
+            for id in good:
+                await append(journals, model, id, 2)
+            # A journal with an unreadable header: its first append replicates, later ones park.
+            await append(journals, model, "bad-header", 1)
+            poisoned["bad-header"] = await _produce_raw(
+                kafka_bootstrap, topic, b"bad-header", None, [("journal.action", b"{not json")]
+            )
+            await journals.journal(Key(topic, "bad-header")).append(events("bad-header", 2, 1))
+            # A journal whose append header is fine but whose payload is not a container.
+            parts = encode_action(
+                append_action(
+                    Key(topic, "bad-payload"),
+                    datetime.now(UTC),
+                    Events(tuple(events("bad-payload", 1, 1))),
+                    RecordMetadata(),
+                    None,
+                )
+            )
+            poisoned["bad-payload"] = await _produce_raw(
+                kafka_bootstrap, topic, parts.key, b"\x00 not a container", parts.headers
+            )
+            for id in good:
+                await append(journals, model, id, 1)
+
+    asyncio.run(write())
+    wait_until(
+        caught_up(kafka_bootstrap, session, module_keyspace, topic),
+        CATCH_UP_S,
+        "replication past the poison records",
+        replicator,
+    )
+
+    stored = asyncio.run(stored_events(session, module_keyspace, topic, [*good, "bad-header"]))
+    assert {id: stored[id] for id in good} == {id: model.expected()[id] for id in good}
+    assert stored["bad-header"] == events("bad-header", 1, 1)
+
+    async def quarantined() -> dict[str, int | None]:
+        reader = await CassandraEventualReader.create(session, TableNames(keyspace=module_keyspace))
+        found = {}
+        for id in poisoned:
+            record = await reader.quarantined(Key(topic, id))
+            found[id] = None if record is None else record.offset
+        return found
+
+    assert asyncio.run(quarantined()) == poisoned
+    status, metrics = replicator.get("/metrics")
+    assert status == 200
+    assert re.search(
+        rf'kjournal_replicator_quarantined_records_total\{{kind="poison",topic="{topic}"\}} 2\.0',
+        metrics,
+    ), metrics
+
+
+def test_a_batch_of_marks_only_advances_pointer2(
+    replicator: ReplicatorProcess,
+    new_topic,
+    kafka_bootstrap: str,
+    session: Session,
+    module_keyspace: str,
+) -> None:
+    topic = new_topic()
+    model = Model(topic)
+
+    async def write_append() -> None:
+        async with _journals(kafka_bootstrap) as journals:
+            await append(journals, model, "marked", 3)
+
+    asyncio.run(write_append())
+    check = caught_up(kafka_bootstrap, session, module_keyspace, topic)
+    wait_until(check, CATCH_UP_S, "the append", replicator)
+    before = pointers(session, module_keyspace, topic)
+
+    async def write_marks() -> list[int]:
+        async with _journals(kafka_bootstrap) as journals:
+            journal = journals.journal(Key(topic, "marked"))
+            return [(await journal.mark()).offset for _ in range(3)]
+
+    marks = asyncio.run(write_marks())
+    wait_until(check, CATCH_UP_S, "the marks", replicator)
+    after = pointers(session, module_keyspace, topic)
+    moved = {p: offset for p, offset in after.items() if offset != before[p]}
+    assert list(moved.values()) == [marks[-1]]
+    assert asyncio.run(stored_events(session, module_keyspace, topic, ["marked"])) == (
+        model.expected()
+    )
+
+
+def test_health_and_metrics_endpoint(
+    replicator: ReplicatorProcess,
+    new_topic,
+    kafka_bootstrap: str,
+    session: Session,
+    module_keyspace: str,
+) -> None:
+    topic = new_topic()
+    model = Model(topic)
+
+    async def write() -> None:
+        async with _journals(kafka_bootstrap) as journals:
+            for i in range(8):
+                await append(journals, model, f"m-{i}", 2)
+
+    asyncio.run(write())
+    wait_until(
+        caught_up(kafka_bootstrap, session, module_keyspace, topic),
+        CATCH_UP_S,
+        "replication",
+        replicator,
+    )
+
+    def lag_reported() -> bool:
+        body = replicator.get("/metrics")[1]
+        lags = re.findall(
+            rf'kjournal_replicator_lag_records\{{partition="\d",topic="{topic}"\}} (\S+)', body
+        )
+        return len(lags) == 4 and all(float(lag) == 0 for lag in lags)
+
+    wait_until(lag_reported, 30, "lag 0 on every partition", replicator)
+    status, body = replicator.get("/metrics")
+    assert status == 200
+    assert re.search(rf'kjournal_replicator_latency_seconds_count\{{topic="{topic}"\}} 8\.0', body)
+    assert re.search(rf'kjournal_replicator_events_total\{{topic="{topic}"\}} 16\.0', body)
+    assert 'kjournal_replicator_micro_batches_total{result="applied"}' in body
+    status, health = replicator.get("/healthz")
+    assert status == 200
+    assert '"ok": true' in health
+    assert "micro-batch" in replicator.output()

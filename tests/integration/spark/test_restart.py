@@ -1,0 +1,198 @@
+"""Crashes, restarts and lost offsets: each test runs `python -m kjournal_replicator` itself."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from aiokafka import TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
+from cassandra.cluster import Session
+from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.writer import CassandraReplicatedStore
+from kjournal.journal import Journals, JournalsSettings
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.model import Key
+from kjournal_dev.platform import Endpoints
+
+from tests.integration.spark.model import Model, append, random_workload
+from tests.integration.spark.support import (
+    ReplicatorProcess,
+    caught_up,
+    pointers,
+    replicator_env,
+    stored_events,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(900)]
+
+CATCH_UP_S = 180
+
+
+def _journals(bootstrap: str) -> Journals:
+    return Journals(JournalsSettings(kafka=KafkaSettings(bootstrap_servers=bootstrap)))
+
+
+def test_sigkill_mid_batch_then_restart_with_and_without_checkpoint(
+    platform: Endpoints,
+    new_topic,
+    module_keyspace: str,
+    session: Session,
+    kafka_bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    topic = new_topic()
+    model = Model(topic)
+    ids = [f"journal-{i}" for i in range(40)]
+
+    async def write(seed: int, actions: int) -> None:
+        async with _journals(kafka_bootstrap) as journals:
+            await random_workload(journals, model, ids, actions=actions, seed=seed)
+
+    asyncio.run(write(seed=1, actions=60))
+    checkpoint = tmp_path / "checkpoint"
+    # Small micro-batches, so that the kill lands while one is being applied.
+    env = replicator_env(
+        platform,
+        module_keyspace,
+        re.escape(topic),
+        checkpoint,
+        KJOURNAL_SPARK__MAX_OFFSETS_PER_TRIGGER="120",
+        KJOURNAL_SPARK__TRIGGER_INTERVAL_S="0",
+    )
+    check = caught_up(kafka_bootstrap, session, module_keyspace, topic)
+
+    first = ReplicatorProcess(env, tmp_path / "first.log")
+    try:
+        wait_until(
+            lambda: any(p is not None for p in pointers(session, module_keyspace, topic).values()),
+            CATCH_UP_S,
+            "the first micro-batch",
+            first,
+        )
+    finally:
+        first.kill()
+    assert not check(), "everything was replicated before the kill: nothing left to test"
+
+    # Restart from the checkpoint: the killed batch is replayed, nothing is applied twice.
+    second = ReplicatorProcess(env, tmp_path / "second.log")
+    try:
+        wait_until(check, CATCH_UP_S, "catching up after the kill", second)
+        assert asyncio.run(stored_events(session, module_keyspace, topic, ids)) == (
+            model.expected()
+        )
+        assert second.terminate() == 0
+    finally:
+        second.kill()
+    assert "stopped after micro-batch" in second.output()
+
+    # Without the checkpoint the job starts right after pointer2.
+    shutil.rmtree(checkpoint)
+    asyncio.run(write(seed=2, actions=10))
+    expected_start = {
+        topic: {
+            str(p): -2 if offset is None else offset + 1
+            for p, offset in pointers(session, module_keyspace, topic).items()
+        }
+    }
+    third = ReplicatorProcess(env, tmp_path / "third.log")
+    try:
+        wait_until(check, CATCH_UP_S, "catching up without a checkpoint", third)
+        assert asyncio.run(stored_events(session, module_keyspace, topic, ids)) == (
+            model.expected()
+        )
+        assert third.terminate() == 0
+    finally:
+        third.kill()
+    assert json.dumps(json.dumps(expected_start, sort_keys=True))[1:-1] in third.output()
+
+
+async def _delete_records(bootstrap: str, topic: str, partition: int, before: int) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_records(
+            {TopicPartition(topic, partition): RecordsToDelete(before)}, timeout_ms=10_000
+        )
+    finally:
+        await admin.close()
+
+
+def _write_one_journal(bootstrap: str, topic: str, appends: int) -> int:
+    """Appends to one journal; returns its partition."""
+    model = Model(topic)
+
+    async def write() -> int:
+        async with _journals(bootstrap) as journals:
+            for _ in range(appends):
+                await append(journals, model, "lost", 1)
+            result = await journals.journal(model_key(topic)).mark()
+            return result.partition
+
+    return asyncio.run(write())
+
+
+def model_key(topic: str):
+
+    return Key(topic, "lost")
+
+
+def _run_to_failure(env: dict[str, str], log: Path) -> ReplicatorProcess:
+    process = ReplicatorProcess(env, log)
+    try:
+        process.process.wait(240)
+    finally:
+        process.kill()
+    return process
+
+
+def test_offsets_lost_to_retention_fail_the_query(
+    platform: Endpoints,
+    new_topic,
+    module_keyspace: str,
+    session: Session,
+    kafka_bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    topic = new_topic()
+    partition = _write_one_journal(kafka_bootstrap, topic, appends=12)
+    # Cassandra holds offsets up to 2; retention then deletes everything below 10.
+    store = CassandraReplicatedStore(session, TableNames(keyspace=module_keyspace))
+    store.set_pointer2(topic, partition, 2, datetime.now(UTC), insert=True)
+    asyncio.run(_delete_records(kafka_bootstrap, topic, partition, 10))
+
+    env = replicator_env(platform, module_keyspace, re.escape(topic), tmp_path / "checkpoint")
+    process = _run_to_failure(env, tmp_path / "replicator.log")
+    assert process.process.returncode == 1, process.output()[-4000:]
+    assert "the replication query failed" in process.output()
+    assert "Some data may have been lost because they are not available in Kafka any more" in (
+        process.output()
+    )
+    assert store.pointer2(topic, partition) == 2
+
+
+def test_offsets_never_replicated_are_not_skipped(
+    platform: Endpoints,
+    new_topic,
+    module_keyspace: str,
+    session: Session,
+    kafka_bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    topic = new_topic()
+    partition = _write_one_journal(kafka_bootstrap, topic, appends=8)
+    # No pointer2 at all, and retention already deleted offsets 0..4.
+    asyncio.run(_delete_records(kafka_bootstrap, topic, partition, 5))
+
+    env = replicator_env(platform, module_keyspace, re.escape(topic), tmp_path / "checkpoint")
+    process = _run_to_failure(env, tmp_path / "replicator.log")
+    assert process.process.returncode == 1, process.output()[-4000:]
+    assert f"{topic}:{partition} would resume at offset 5 but pointer2 is None" in process.output()
+    store = CassandraReplicatedStore(session, TableNames(keyspace=module_keyspace))
+    assert store.pointer2(topic, partition) is None

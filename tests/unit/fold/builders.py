@@ -1,0 +1,139 @@
+"""Small builders for action records, Kafka records and expected batches in replication tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+
+from kjournal.fold.batch import AppendRecord, Appends, DeleteBatch, PurgeBatch
+from kjournal.model import (
+    ActionRecord,
+    Append,
+    AppendHeader,
+    Delete,
+    DeleteHeader,
+    Event,
+    Events,
+    ExpireAfter,
+    JsonPayload,
+    Key,
+    Mark,
+    MarkHeader,
+    PartitionOffset,
+    PayloadMetadata,
+    PayloadType,
+    Purge,
+    PurgeHeader,
+    SeqNr,
+    SeqRange,
+)
+from kjournal.wire.record import ConsumedRecord, append_action, encode_action
+
+TOPIC = "journal"
+KEY = Key(TOPIC, "id")
+T0 = datetime(2019, 12, 12, 10, 10, 10, tzinfo=UTC)
+PARTITION = 0
+
+
+def at(offset: int, partition: int = PARTITION) -> PartitionOffset:
+    return PartitionOffset(partition, offset)
+
+
+def timestamp_of(offset: int) -> datetime:
+    """A distinct action time per offset (the journal row's clustering timestamp)."""
+    return T0 + timedelta(seconds=offset)
+
+
+# Action records with placeholder payloads: enough for folding.
+
+
+def append(offset: int, first: int, last: int | None = None, key: Key = KEY) -> ActionRecord:
+    header = AppendHeader(SeqRange(SeqNr(first), SeqNr(last or first)), PayloadType.JSON)
+    return ActionRecord(Append(key, timestamp_of(offset), header, b"{}"), at(offset))
+
+
+def delete(offset: int, to: int, origin: str | None = None, key: Key = KEY) -> ActionRecord:
+    return ActionRecord(
+        Delete(key, timestamp_of(offset), DeleteHeader(SeqNr(to), origin)), at(offset)
+    )
+
+
+def purge(offset: int, origin: str | None = None, key: Key = KEY) -> ActionRecord:
+    return ActionRecord(Purge(key, timestamp_of(offset), PurgeHeader(origin)), at(offset))
+
+
+def mark(offset: int, key: Key = KEY) -> ActionRecord:
+    return ActionRecord(Mark(key, timestamp_of(offset), MarkHeader("mark")), at(offset))
+
+
+# Expected batches.
+
+
+def appends(offset: int, *records: ActionRecord, dropped_from: int | None = None) -> Appends:
+    appended = []
+    for record in records:
+        assert isinstance(record.action, Append)
+        appended.append(AppendRecord(record.action, record.partition_offset))
+    return Appends(offset, tuple(appended), None if dropped_from is None else SeqNr(dropped_from))
+
+
+def deletes(offset: int, to: int, origin: str | None = None) -> DeleteBatch:
+    return DeleteBatch(offset, SeqNr(to), origin)
+
+
+def purges(offset: int, origin: str | None = None, dropped_to: int | None = None) -> PurgeBatch:
+    return PurgeBatch(offset, origin, None, None if dropped_to is None else SeqNr(dropped_to))
+
+
+# Real Kafka records, as the replicator consumes them.
+
+
+def events_of(seq_nrs: Iterable[int], expire_after: ExpireAfter | None = None) -> Events:
+    return Events(
+        tuple(Event(SeqNr(n), frozenset({"tag"}), JsonPayload({"n": n})) for n in seq_nrs),
+        PayloadMetadata(expire_after=expire_after),
+    )
+
+
+def consumed(record: ActionRecord) -> ConsumedRecord:
+    """The Kafka record carrying `record`'s action, at its offset."""
+    parts = encode_action(record.action)
+    return ConsumedRecord(
+        topic=parts.topic,
+        partition=record.partition_offset.partition,
+        offset=record.offset,
+        key=parts.key,
+        value=parts.value,
+        headers=parts.headers,
+        timestamp_ms=parts.timestamp_ms,
+    )
+
+
+def append_record(
+    offset: int,
+    seq_nrs: Iterable[int],
+    key: Key = KEY,
+    expire_after: ExpireAfter | None = None,
+    origin: str | None = "origin",
+) -> ConsumedRecord:
+    action = append_action(
+        key,
+        timestamp_of(offset),
+        events_of(seq_nrs, expire_after),
+        headers={"h": "v"},
+        origin=origin,
+        version="test",
+    )
+    return consumed(ActionRecord(action, at(offset)))
+
+
+def delete_record(offset: int, to: int, key: Key = KEY) -> ConsumedRecord:
+    return consumed(delete(offset, to, "origin", key))
+
+
+def purge_record(offset: int, key: Key = KEY) -> ConsumedRecord:
+    return consumed(purge(offset, key=key))
+
+
+def mark_record(offset: int, key: Key = KEY) -> ConsumedRecord:
+    return consumed(mark(offset, key))

@@ -1,0 +1,237 @@
+"""The merge of Cassandra and the Kafka tail, against the truth: what full replication yields.
+
+Every history of actions is cut at every point (and at random points, for longer histories): the
+prefix is replicated into the in-memory store, the rest stays in the "Kafka" log. Reading then must
+return exactly the events, and the pointer, that the store holds once everything is replicated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kjournal.memory import InMemoryReplicatedStore
+from kjournal.model import (
+    Action,
+    Delete,
+    DeleteHeader,
+    Event,
+    Events,
+    JsonPayload,
+    Key,
+    Mark,
+    MarkHeader,
+    Purge,
+    PurgeHeader,
+    SeqNr,
+)
+from kjournal.read import JournalReader
+from kjournal.replicate import replicate_partition
+from kjournal.wire.record import ConsumedRecord, append_action, encode_action
+
+from tests.support.memory_read import InMemoryEventualReader, InMemoryPartitionLog
+
+TOPIC = "journal"
+KEY = Key(TOPIC, "entity")
+OTHER = Key(TOPIC, "other")
+NOW = datetime(2026, 11, 22, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Op:
+    kind: str  # append | delete | purge | mark
+    first: int = 0
+    last: int = 0
+
+
+def _log_with(
+    ops: list[tuple[Key, Op]], partitions: int = 1, budget: int = 1 << 30
+) -> InMemoryPartitionLog:
+    log = InMemoryPartitionLog(TOPIC, partitions, payload_budget=budget)
+    for index, (key, op) in enumerate(ops):
+        timestamp = datetime.fromtimestamp(1_700_000_000 + index, UTC)
+        action: Action
+        if op.kind == "append":
+            events = Events(
+                tuple(
+                    Event(SeqNr(n), payload=JsonPayload({"n": n, "key": key.id}))
+                    for n in range(op.first, op.last + 1)
+                )
+            )
+            action = append_action(key, timestamp, events)
+        elif op.kind == "delete":
+            action = Delete(key, timestamp, DeleteHeader(SeqNr(op.last)))
+        elif op.kind == "purge":
+            action = Purge(key, timestamp, PurgeHeader())
+        else:
+            action = Mark(key, timestamp, MarkHeader(f"m{index}"))
+        parts = encode_action(action)
+        log.append(parts.key, parts.value, parts.headers, parts.timestamp_ms)
+    return log
+
+
+def _replicate(
+    store: InMemoryReplicatedStore, records: list[ConsumedRecord], slices: int = 1
+) -> None:
+    size = max(1, -(-len(records) // slices))
+    for start in range(0, len(records), size):
+        replicate_partition(TOPIC, 0, records[start : start + size], store, NOW)
+
+
+def _read(
+    log: InMemoryPartitionLog,
+    store: InMemoryReplicatedStore,
+    from_: int = 1,
+    to: int = 2**63 - 1,
+    limit: int | None = None,
+) -> tuple[list[tuple[int, object]], int | None]:
+    reader = JournalReader(InMemoryEventualReader(store), log, log)
+
+    async def run() -> tuple[list[tuple[int, object]], int | None]:
+        events: list[tuple[int, object]] = [
+            (r.seq_nr, r.event.payload.value if r.event.payload else None)
+            async for r in reader.read(KEY, from_, to, limit)
+        ]
+        return events, (await reader.plan(KEY)).info.seq_nr
+
+    return asyncio.run(run())
+
+
+def _truth(log: InMemoryPartitionLog) -> tuple[list[tuple[int, object]], int | None]:
+    store = InMemoryReplicatedStore()
+    _replicate(store, log.records[0])
+    head = store.head(KEY)
+    events: list[tuple[int, object]] = [
+        (e.seq_nr, e.event.payload.value if e.event.payload else None) for e in store.events(KEY)
+    ]
+    return events, None if head is None else head.seq_nr
+
+
+def _check_every_split(ops: list[tuple[Key, Op]], budget: int = 1 << 30) -> None:
+    log = _log_with(ops, budget=budget)
+    expected_events, expected_pointer = _truth(log)
+    records = log.records[0]
+    for split in range(len(records) + 1):
+        store = InMemoryReplicatedStore()
+        _replicate(store, records[:split])
+        events, pointer = _read(log, store)
+        assert (events, pointer) == (expected_events, expected_pointer), f"split at {split}"
+
+
+def a(first: int, last: int | None = None) -> tuple[Key, Op]:
+    return KEY, Op("append", first, first if last is None else last)
+
+
+def d(to: int) -> tuple[Key, Op]:
+    return KEY, Op("delete", last=to)
+
+
+PURGE = (KEY, Op("purge"))
+MARK = (KEY, Op("mark"))
+NOISE = (OTHER, Op("append", 1, 3))
+
+
+@pytest.mark.parametrize(
+    ("name", "ops"),
+    [
+        ("append then read", [a(1), a(2, 3), a(4, 6)]),
+        ("interleaving of the Scala JournalSpec", [a(1), d(3), a(2, 3), d(2), a(4)]),
+        ("delete all", [a(1, 3), d(3)]),
+        ("delete beyond the end", [a(1, 3), d(10)]),
+        ("delete first", [a(1, 3), d(1)]),
+        ("delete except last", [a(1, 2), a(3), d(2)]),
+        ("purge", [a(1, 3), PURGE]),
+        ("re-append after purge", [a(1, 3), PURGE, a(1, 2)]),
+        ("purge then delete", [a(1, 3), PURGE, d(2)]),
+        ("delete on a journal that never existed", [d(5)]),
+        ("purge of nothing", [PURGE, a(1)]),
+        ("marks change nothing", [MARK, a(1), MARK, a(2), MARK]),
+        ("gaps in seqNrs", [a(1), a(5, 6), a(10)]),
+        ("first append starts late", [a(5, 7), d(5), a(8)]),
+        ("other journals interleaved", [NOISE, a(1), NOISE, d(1), NOISE, a(2)]),
+        ("many deletes", [a(1, 10), d(2), d(4), d(3), d(8), a(11), d(11)]),
+    ],
+)
+def test_every_split_reads_like_full_replication(name: str, ops: list[tuple[Key, Op]]):
+    _check_every_split(ops)
+
+
+def test_payloads_beyond_the_budget_are_read_again_from_the_log():
+    ops = [a(1, 2), a(3, 4), d(1), a(5, 9), a(10)]
+    _check_every_split(ops, budget=1)
+
+
+def test_a_pending_delete_is_honoured_on_the_first_event():
+    log = _log_with([a(1, 5), d(3)])
+    store = InMemoryReplicatedStore()
+    _replicate(store, log.records[0][:1])  # the append is in Cassandra, the delete only in Kafka
+
+    events, pointer = _read(log, store)
+
+    assert [seq for seq, _ in events] == [4, 5]
+    assert pointer == 5
+
+
+def test_a_pending_purge_hides_everything_replicated():
+    log = _log_with([a(1, 5), PURGE])
+    store = InMemoryReplicatedStore()
+    _replicate(store, log.records[0][:1])
+
+    assert _read(log, store) == ([], None)
+
+
+@pytest.mark.parametrize(
+    ("from_", "to", "limit"), [(1, 3, None), (2, 9, 2), (4, 4, None), (7, 10, 5), (11, 20, None)]
+)
+def test_ranges_and_limits_at_every_split(from_: int, to: int, limit: int | None):
+    ops = [a(1, 2), a(3), d(1), a(4, 8), a(9, 10)]
+    log = _log_with(ops)
+    full, _ = _truth(log)
+    expected = [e for e in full if from_ <= e[0] <= to][:limit]
+    for split in range(len(log.records[0]) + 1):
+        store = InMemoryReplicatedStore()
+        _replicate(store, log.records[0][:split])
+        assert _read(log, store, from_, to, limit)[0] == expected, f"split at {split}"
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[tuple[Key, Op]]:
+    ops: list[tuple[Key, Op]] = []
+    pointer = 0
+    for _ in range(draw(st.integers(1, 14))):
+        kind = draw(
+            st.sampled_from(["append", "append", "append", "delete", "purge", "mark", "noise"])
+        )
+        if kind == "append":
+            first = pointer + 1 + draw(st.integers(0, 2))
+            last = first + draw(st.integers(0, 3))
+            ops.append(a(first, last))
+            pointer = last
+        elif kind == "delete":
+            ops.append(d(draw(st.integers(1, pointer + 3))))
+        elif kind == "purge":
+            ops.append(PURGE)
+            pointer = 0
+        elif kind == "mark":
+            ops.append(MARK)
+        else:
+            ops.append(NOISE)
+    return ops
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=histories(), slices=st.integers(1, 3), data=st.data())
+def test_random_histories_at_random_splits(
+    ops: list[tuple[Key, Op]], slices: int, data: st.DataObject
+):
+    log = _log_with(ops)
+    records = log.records[0]
+    split = data.draw(st.integers(0, len(records)))
+    store = InMemoryReplicatedStore()
+    _replicate(store, records[:split], slices)
+
+    assert _read(log, store) == _truth(log)

@@ -1,0 +1,47 @@
+"""Starting offsets and the gap check (no Spark needed)."""
+
+from __future__ import annotations
+
+import json
+
+from kjournal_replicator.offsets import EARLIEST, Pointer2, find_gaps, starting_offsets
+from kjournal_replicator.ranges import OffsetRange
+
+
+def pointers(known: dict[tuple[str, int], int]) -> Pointer2:
+    return lambda topic, partition: known.get((topic, partition))
+
+
+def test_starts_after_pointer2_or_at_the_earliest_offset() -> None:
+    spec = starting_offsets(
+        {"journal": [0, 1, 2], "journal_b": [0]}, pointers({("journal", 1): 41})
+    )
+    assert json.loads(spec) == {
+        "journal": {"0": EARLIEST, "1": 42, "2": EARLIEST},
+        "journal_b": {"0": EARLIEST},
+    }
+
+
+def test_no_matching_topic_starts_at_the_earliest_offset() -> None:
+    assert starting_offsets({}, pointers({})) == "earliest"
+    assert starting_offsets({"journal": []}, pointers({})) == "earliest"
+
+
+def test_a_range_may_replay_but_never_skip() -> None:
+    known = pointers({("t", 0): 9, ("t", 1): 9, ("t", 2): 9})
+    ranges = [
+        OffsetRange("t", 0, 10, 20),  # right after pointer2
+        OffsetRange("t", 1, 5, 20),  # replays what pointer2 covers: fine
+        OffsetRange("t", 2, 12, 20),  # 10 and 11 were never replicated
+        OffsetRange("t", 3, 0, 5),  # no pointer2, from the start
+        OffsetRange("t", 4, 7, 7),  # empty: nothing read, nothing skipped
+    ]
+    assert find_gaps(ranges, known) == [
+        "t:2 would resume at offset 12 but pointer2 is 9: offsets 10..11 were never replicated"
+    ]
+
+
+def test_a_partition_without_pointer2_must_start_at_zero() -> None:
+    assert find_gaps([OffsetRange("t", 0, 5, 9)], pointers({})) == [
+        "t:0 would resume at offset 5 but pointer2 is None: offsets 0..4 were never replicated"
+    ]

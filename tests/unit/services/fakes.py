@@ -1,0 +1,69 @@
+"""A journal that records what it is asked and answers without Kafka."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from kjournal.errors import KJournalError
+from kjournal.journal import AppendResult
+from kjournal.model import Event, EventRecord, Events, Key, PartitionOffset, RecordMetadata
+
+
+class FakeJournal:
+    def __init__(
+        self,
+        key: Key,
+        records: Sequence[EventRecord] = (),
+        fail_at: int | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        self.key = key
+        self.calls: list[tuple[str, Any]] = []
+        self._records = records
+        self._fail_at = fail_at
+        self._error = error or KJournalError("boom")
+
+    async def append(
+        self,
+        events: Sequence[Event] | Events,
+        metadata: RecordMetadata | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> AppendResult:
+        assert isinstance(events, Events)
+        self.calls.append(("append", (events, metadata, headers)))
+        return AppendResult(PartitionOffset(0, len(self.calls)), events.range, datetime.now(UTC))
+
+    async def delete(self, to: int) -> PartitionOffset:
+        self.calls.append(("delete", to))
+        return PartitionOffset(0, 1)
+
+    async def purge(self) -> PartitionOffset:
+        self.calls.append(("purge", None))
+        return PartitionOffset(0, 2)
+
+    async def mark(self, id: str | None = None) -> PartitionOffset:
+        self.calls.append(("mark", id))
+        return PartitionOffset(0, 3)
+
+    async def read(
+        self, from_: int = 1, to: int = 2**63 - 1, limit: int | None = None
+    ) -> AsyncIterator[EventRecord]:
+        self.calls.append(("read", (from_, to, limit)))
+        for index, record in enumerate(self._records):
+            if index == self._fail_at:
+                raise self._error
+            yield record
+        if self._fail_at is not None and self._fail_at >= len(self._records):
+            raise self._error
+
+
+class FakeJournals:
+    """Stands in for `Journals` in `app.state`: one FakeJournal per key."""
+
+    def __init__(self) -> None:
+        self.journals: dict[Key, FakeJournal] = {}
+
+    def journal(self, key: Key) -> FakeJournal:
+        return self.journals.setdefault(key, FakeJournal(key))

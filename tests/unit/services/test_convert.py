@@ -1,0 +1,223 @@
+"""Request bodies → model values (with the specific errors), and events ↔ NDJSON lines."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+from kjournal.api.convert import (
+    append_batch,
+    append_request_body,
+    append_response,
+    append_result,
+    event_record_from_json,
+    event_record_to_json,
+    journal_status_from_out,
+    journal_status_out,
+)
+from kjournal.api.schemas import AppendRequest, EventOut
+from kjournal.errors import (
+    EmptyBatch,
+    FormatError,
+    InvalidDuration,
+    InvalidPayload,
+    KJournalError,
+    SeqNrOrderError,
+)
+from kjournal.journal import AppendResult, JournalStatus
+from kjournal.model import (
+    BinaryPayload,
+    Event,
+    EventRecord,
+    Events,
+    ExpireAfter,
+    HeaderMetadata,
+    JsonPayload,
+    Key,
+    PartitionOffset,
+    PayloadMetadata,
+    RecordMetadata,
+    SeqNr,
+    SeqRange,
+    TextPayload,
+)
+from kjournal.model.head import Expiry
+from pydantic import ValidationError
+
+
+def request(**body: Any) -> AppendRequest:
+    return AppendRequest.model_validate(body)
+
+
+def test_a_full_request_becomes_a_batch():
+    batch = append_batch(
+        request(
+            events=[
+                {"seqNr": 1, "payload": {"a": [1, 2]}, "tags": ["x", "y", "x"]},
+                {"seqNr": 2, "payloadType": "text", "payload": "hi"},
+                {"seqNr": 5, "payloadType": "binary", "payload": "AAH/"},
+                {"seqNr": 6},
+            ],
+            metadata={"header": {"h": 1}, "payload": "p"},
+            expireAfter="30 minutes",
+            headers={"k": "v"},
+        )
+    )
+    assert [e.seq_nr for e in batch.events.events] == [1, 2, 5, 6]
+    assert batch.events.events[0] == Event(
+        SeqNr(1), frozenset({"x", "y"}), JsonPayload({"a": [1, 2]})
+    )
+    assert batch.events.events[1].payload == TextPayload("hi")
+    assert batch.events.events[2].payload == BinaryPayload(b"\x00\x01\xff")
+    assert batch.events.events[3].payload is None
+    assert batch.metadata == RecordMetadata(
+        HeaderMetadata({"h": 1}), PayloadMetadata(ExpireAfter.of(30, "minutes"), "p")
+    )
+    assert batch.events.metadata == batch.metadata.payload
+    assert batch.headers == {"k": "v"}
+
+
+def test_expire_after_may_be_milliseconds():
+    batch = append_batch(request(events=[{"seqNr": 1}], expireAfter=60_000))
+    assert batch.metadata.payload.expire_after == ExpireAfter.of(1, "minute")
+
+
+@pytest.mark.parametrize(
+    ("body", "error", "message"),
+    [
+        ({"events": []}, EmptyBatch, "at least one event"),
+        ({"events": [{"seqNr": 3}, {"seqNr": 2}]}, SeqNrOrderError, "events[1].seqNr is 2 after 3"),
+        ({"events": [{"seqNr": 3}, {"seqNr": 3}]}, SeqNrOrderError, "events[1]"),
+        (
+            {"events": [{"seqNr": 1, "payloadType": "binary", "payload": "@@"}]},
+            InvalidPayload,
+            "events[0].payload is not valid base64",
+        ),
+        (
+            {"events": [{"seqNr": 1}, {"seqNr": 2, "payloadType": "text", "payload": 5}]},
+            InvalidPayload,
+            "events[1].payload must be a string",
+        ),
+        ({"events": [{"seqNr": 1, "payloadType": "text"}]}, InvalidPayload, "no payload"),
+        ({"events": [{"seqNr": 1}], "expireAfter": "later"}, InvalidDuration, "expireAfter"),
+        ({"events": [{"seqNr": 1}], "expireAfter": 0}, InvalidDuration, "expireAfter"),
+    ],
+)
+def test_invalid_batches_raise_the_specific_error(body: dict[str, Any], error: type, message: str):
+    with pytest.raises(error, match=message.replace("[", r"\[").replace("]", r"\]")):
+        append_batch(AppendRequest.model_validate(body))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"events": [{"seqNr": 0}]},
+        {"events": [{"seqNr": 2**63}]},
+        {"events": [{"seqNr": 1, "payloadType": "xml"}]},
+        {"events": [{"seqNr": 1}], "unknown": 1},
+        {"events": [{"seqNr": 1, "tags": "a"}]},
+        {"events": [{"seqNr": 1}], "headers": {"a": 1}},
+    ],
+)
+def test_shapes_are_checked_by_the_schema(body: dict[str, Any]):
+    with pytest.raises(ValidationError):
+        AppendRequest.model_validate(body)
+
+
+def test_the_client_body_round_trips_through_the_server_schema():
+    events = Events(
+        (
+            Event(SeqNr(7), frozenset({"b", "a"}), JsonPayload({"z": None})),
+            Event(SeqNr(8), payload=TextPayload("t")),
+            Event(SeqNr(9), payload=BinaryPayload(bytes(range(256)))),
+            Event(SeqNr(10)),
+        ),
+        PayloadMetadata(ExpireAfter.of(3, "days"), {"p": True}),
+    )
+    metadata = RecordMetadata(HeaderMetadata([1, 2]), events.metadata)
+    body = append_request_body(events, metadata, {"h": "v"})
+    batch = append_batch(AppendRequest.model_validate(body))
+    assert batch.events == events
+    assert batch.metadata == metadata
+    assert batch.headers == {"h": "v"}
+
+
+def _record(payload: Any = None, **extra: Any) -> EventRecord:
+    return EventRecord(
+        event=Event(SeqNr(3), frozenset({"t"}), payload),
+        timestamp=datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC),
+        partition_offset=PartitionOffset(2, 41),
+        origin="host-1",
+        version="kjournal-python/0.1.0",
+        metadata=RecordMetadata(
+            HeaderMetadata({"h": 1}), PayloadMetadata(ExpireAfter.of(1, "day"))
+        ),
+        headers={"k": "v"},
+        **extra,
+    )
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        None,
+        JsonPayload({"a": [1, "x", None]}),
+        JsonPayload(None),
+        TextPayload("ü"),
+        BinaryPayload(b"\x00\xff"),
+    ],
+)
+def test_event_lines_round_trip(payload: Any):
+    record = _record(payload)
+    line = event_record_to_json(record)
+    EventOut.model_validate(line)  # the documented shape
+    back = event_record_from_json(line)
+    if payload == JsonPayload(None):  # a JSON null payload is "no payload", as in the wire format
+        assert back.event.payload is None
+    else:
+        assert back == record
+    assert line["timestamp"] == "2025-01-02T03:04:05.678Z"
+    assert line["expireAfter"] == "1 day"
+
+
+def test_a_line_that_is_not_an_event_is_a_format_error():
+    with pytest.raises(FormatError):
+        event_record_from_json({"seqNr": "x"})
+    with pytest.raises(FormatError):
+        event_record_from_json({"seqNr": 1, "timestamp": "2025-01-01T00:00:00Z"})
+
+
+def test_append_results_round_trip_with_millisecond_timestamps():
+    result = AppendResult(
+        PartitionOffset(1, 2),
+        SeqRange(SeqNr(3), SeqNr(4)),
+        datetime(2025, 1, 1, 0, 0, 0, 123456, tzinfo=UTC),
+    )
+    response = append_response(result)
+    assert response.model_dump(mode="json")["from"] == 3
+    back = append_result(type(response).model_validate_json(response.model_dump_json()))
+    assert back.timestamp == datetime(2025, 1, 1, 0, 0, 0, 123000, tzinfo=UTC)
+    assert (back.partition_offset, back.range) == (result.partition_offset, result.range)
+
+
+def test_status_round_trips():
+    status = JournalStatus(
+        key=Key("journal", "a/b"),
+        seq_nr=SeqNr(10),
+        delete_to=SeqNr(4),
+        expiry=Expiry(ExpireAfter.of(2, "days"), date(2025, 3, 1)),
+        partition=3,
+        end_offset=100,
+        pointer2=90,
+        unreplicated_actions=2,
+        unreplicated_offsets=9,
+    )
+    out = journal_status_out(status)
+    assert out.model_dump(mode="json")["expiry"] == {"after": "2 days", "on": "2025-03-01"}
+    assert journal_status_from_out(type(out).model_validate_json(out.model_dump_json())) == status
+
+
+def test_kjournal_errors_are_the_only_errors_conversion_raises():
+    with pytest.raises(KJournalError):
+        append_batch(request(events=[{"seqNr": 1, "payloadType": "binary", "payload": "x"}]))

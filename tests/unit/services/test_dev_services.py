@@ -1,0 +1,37 @@
+"""kjournal-dev's service list: ports, settings handed to each service, readiness probing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kjournal_dev.config import DevConfig
+from kjournal_dev.services import SERVICES, probe
+
+
+def test_each_service_gets_its_port_and_settings(tmp_path: Path):
+    config = DevConfig.from_env(
+        {
+            "KJOURNAL_DEV_CACHE": str(tmp_path),
+            "KJOURNAL_DEV_WRITER_PORT": "18081",
+            "KJOURNAL_DEV_READER_PORT": "18082",
+            "KJOURNAL_DEV_KAFKA_PORT": "19092",
+            "KJOURNAL_DEV_TOPICS": "journal-a,journal-b",
+            "KJOURNAL_DEV_KEYSPACE": "ks",
+        }
+    )
+    by_name = {spec.name: spec for spec in SERVICES}
+    assert list(by_name) == ["writer", "reader"]
+    writer, reader = by_name["writer"], by_name["reader"]
+    assert writer.url(config) == "http://127.0.0.1:18081"
+    assert reader.url(config) == "http://127.0.0.1:18082"
+    writer_env = writer.env_of(config)
+    assert writer_env["KJOURNAL_KAFKA__BOOTSTRAP_SERVERS"] == "127.0.0.1:19092"
+    assert writer_env["KJOURNAL_HTTP__TOPIC_PREFIX"] == "journal-"
+    assert not any(name.startswith("KJOURNAL_CASSANDRA") for name in writer_env)
+    assert reader.env_of(config)["KJOURNAL_CASSANDRA__KEYSPACE"] == "ks"
+
+
+def test_a_service_that_does_not_answer_is_not_ready():
+    ready, detail = probe("http://127.0.0.1:9", timeout_s=0.5)
+    assert not ready
+    assert detail.startswith("not answering")
