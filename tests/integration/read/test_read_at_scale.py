@@ -103,4 +103,3 @@ async def test_a_large_journal_streams_with_bounded_memory(stack: Stack):
 
     assert count == events_total
     assert peak < journal_bytes / 4, f"peak {peak} bytes while reading {journal_bytes} bytes"
-

@@ -224,11 +224,13 @@ def test_repeated_delete_is_ignored(make_store: StoreFactory, raw: Raw, segment_
     assert raw.seq_nrs() == [3]
 
 
-def test_delete_without_head_inserts_one(make_store: StoreFactory, raw: Raw) -> None:
+def test_delete_without_head_is_ignored(make_store: StoreFactory, raw: Raw) -> None:
     store = make_store()
     replicate(store, [delete_record(4, 7)])
-    head = raw.head()
-    assert (head.offset, head.seq_nr, head.delete_to, head.record_id) == (4, 7, 7, None)
+    assert raw.head() is None
+    assert store.pointer2(TOPIC, 0) == 4
+    replicate(store, [append_record(5, [1, 2])])  # a later journal is not hidden by it
+    assert raw.seq_nrs() == [1, 2]
 
 
 @pytest.mark.parametrize("segment_size", SEGMENT_SIZES)
@@ -417,12 +419,22 @@ def test_heads_in_the_old_bucket_layout_are_updated_in_place(
     store = make_store()
     assert store.heads([KEY]) == [JournalHead(at(0), 10_000, SeqNr(1))]
     replicate(store, [append_record(1, [2])])
-    (row,) = cassandra_session.execute(
-        f"SELECT segment, seq_nr FROM {tables.qualified(tables.metajournal)} "
-        "WHERE topic = %s AND id = %s ALLOW FILTERING",
-        (TOPIC, KEY.id),
-    )
-    assert (row.segment, row.seq_nr) == (old, 2)
+
+    def heads() -> list[tuple[int, int]]:
+        rows = cassandra_session.execute(
+            f"SELECT segment, seq_nr FROM {tables.qualified(tables.metajournal)} "
+            "WHERE topic = %s AND id = %s ALLOW FILTERING",
+            (TOPIC, KEY.id),
+        )
+        return [(row.segment, row.seq_nr) for row in rows]
+
+    assert heads() == [(old, 2)]
+    # Purged and started again in one slice: the new head goes to the current layout, and the
+    # delete after it updates it there.
+    replicate(store, [purge_record(2), append_record(3, [1, 2]), delete_record(4, 1)])
+    assert heads() == [(metajournal_bucket(KEY.id), 2)]
+    assert raw.head().delete_to == 1
+    assert raw.seq_nrs() == [2]
 
 
 def with_big_payload(record: ConsumedRecord, size: int) -> ConsumedRecord:
@@ -506,11 +518,13 @@ def test_statements_in_flight_are_bounded(writer_session: Session, tables: Table
 def test_statements_built_on_the_driver_thread_never_block_it(
     writer_session: Session, tables: TableNames
 ) -> None:
-    # With one request in flight, every statement after the first is built inside a driver
-    # callback: anything blocking there (a prepare, say) would wait for itself forever.
+    # With one request in flight, every statement after a wave's first is built inside a driver
+    # callback: anything blocking there (such as preparing the first head UPDATE of its kind)
+    # would wait for itself forever. The first journal is new, so its wave starts with an
+    # INSERT and the UPDATEs of the others are all built on the driver's thread.
     store = CassandraReplicatedStore(writer_session, tables, concurrency=1)
     keys = [Key(TOPIC, f"id{n}") for n in range(20)]
-    replicate(store, [append_record(n, [1, 2], key) for n, key in enumerate(keys)])
+    replicate(store, [append_record(n, [1, 2], key) for n, key in enumerate(keys) if n > 0])
     hour = ExpireAfter.of(1, "hour")
     later = [append_record(20 + n, [3], key, expire_after=hour) for n, key in enumerate(keys)]
     later += [delete_record(40 + n, 2, key) for n, key in enumerate(keys)]

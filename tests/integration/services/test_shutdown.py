@@ -1,6 +1,6 @@
 """Graceful shutdown: on SIGTERM the writer finishes in-flight appends, then exits.
 
-The writer's producer lingers 1.5 s before sending, so appends are still in flight when the
+The writer's producer lingers 3 s before sending, so appends are still in flight when the
 signal arrives; each must still be answered 201 and be in Kafka.
 """
 
@@ -23,12 +23,26 @@ pytestmark = [pytest.mark.kafka]
 APPENDS = 16
 
 
+def _wait_until_in_flight(url: str, count: int, timeout_s: float = 20.0) -> None:
+    """Until the writer is handling `count` requests (besides the /metrics one asking)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = httpx.get(url + "/metrics", timeout=5).text
+        line = next(
+            row for row in text.splitlines() if row.startswith("kjournal_http_requests_in_flight")
+        )
+        if float(line.split()[-1]) >= count + 1:
+            return
+        assert time.monotonic() < deadline, line
+        time.sleep(0.05)
+
+
 def test_in_flight_appends_finish_before_the_writer_exits(
     platform: Endpoints, topic: str, tmp_path: Path
 ):
     writer = start_service(
         "kjournal_writer",
-        {**kafka_settings(platform), "KJOURNAL_KAFKA__LINGER_MS": "1500"},
+        {**kafka_settings(platform), "KJOURNAL_KAFKA__LINGER_MS": "3000"},
         tmp_path,
         ready_path="/readyz",
     )
@@ -41,7 +55,7 @@ def test_in_flight_appends_finish_before_the_writer_exits(
     with ThreadPoolExecutor(APPENDS) as pool:
         started = time.monotonic()
         answers = [pool.submit(append, n) for n in range(APPENDS)]
-        time.sleep(0.7)  # every request has reached the writer, none is answered yet
+        _wait_until_in_flight(writer.url, APPENDS)
         assert not any(answer.done() for answer in answers)
         writer.process.send_signal(signal.SIGTERM)
         statuses = [answer.result() for answer in answers]

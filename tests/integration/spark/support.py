@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import json
 import os
 import signal
@@ -76,6 +78,17 @@ def replicator_env(
     return env
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it when the test process dies, even without cleanup
+    (a pytest killed by a timeout), so no replicator outlives its test. The JVM and the Python
+    workers follow the driver (they watch their stdin)."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 class ReplicatorProcess:
     """`python -m kjournal_replicator` in its own process group (the JVM and workers included)."""
 
@@ -90,6 +103,7 @@ class ReplicatorProcess:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
 
     def output(self) -> str:

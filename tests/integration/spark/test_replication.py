@@ -35,7 +35,7 @@ from tests.integration.spark.support import (
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)]
 
-CATCH_UP_S = 120
+CATCH_UP_S = 240
 
 
 def _journals(bootstrap: str) -> Journals:

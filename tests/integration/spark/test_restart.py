@@ -32,7 +32,7 @@ from tests.integration.spark.support import (
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(900)]
 
-CATCH_UP_S = 180
+CATCH_UP_S = 300
 
 
 def _journals(bootstrap: str) -> Journals:
@@ -55,7 +55,7 @@ def test_sigkill_mid_batch_then_restart_with_and_without_checkpoint(
         async with _journals(kafka_bootstrap) as journals:
             await random_workload(journals, model, ids, actions=actions, seed=seed)
 
-    asyncio.run(write(seed=1, actions=60))
+    asyncio.run(write(seed=1, actions=30))
     checkpoint = tmp_path / "checkpoint"
     # Small micro-batches, so that the kill lands while one is being applied.
     env = replicator_env(
@@ -63,7 +63,7 @@ def test_sigkill_mid_batch_then_restart_with_and_without_checkpoint(
         module_keyspace,
         re.escape(topic),
         checkpoint,
-        KJOURNAL_SPARK__MAX_OFFSETS_PER_TRIGGER="120",
+        KJOURNAL_SPARK__MAX_OFFSETS_PER_TRIGGER="150",
         KJOURNAL_SPARK__TRIGGER_INTERVAL_S="0",
     )
     check = caught_up(kafka_bootstrap, session, module_keyspace, topic)

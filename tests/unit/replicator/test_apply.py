@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Sequence
 
@@ -12,7 +13,7 @@ from kjournal.fold.plan import Step
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import Key
 from kjournal.wire.record import ConsumedRecord
-from kjournal_replicator.apply import apply_records, to_record
+from kjournal_replicator.apply import SliceTimeout, apply_records, to_record
 from kjournal_replicator.settings import ApplySettings
 
 from tests.unit.fold.builders import TOPIC, append_record, mark_record
@@ -89,3 +90,27 @@ def test_rows_from_spark_become_consumed_records() -> None:
     assert to_record(row) == ConsumedRecord(
         "t", 3, 7, b"id", None, [("journal.action", b"{}")], now
     )
+
+
+class Wedged(InMemoryReplicatedStore):
+    """A write that never returns (until released), as a driver call stuck on a dead connection."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def write(self, journals: Sequence[tuple[Key, Sequence[Step]]]) -> list[Exception | None]:
+        self.release.wait(10)
+        return super().write(journals)
+
+
+def test_a_wedged_slice_fails_the_task_after_the_timeout() -> None:
+    store = Wedged()
+    settings = ApplySettings(retry_backoff_s=0, slice_timeout_s=0.2)
+    started = time.monotonic()
+    try:
+        with pytest.raises(SliceTimeout, match=f"{TOPIC}:0 took more than 0.2 s"):
+            list(apply_records([append_record(0, [1], KEY1)], store, settings))
+        assert time.monotonic() - started < 5
+    finally:
+        store.release.set()

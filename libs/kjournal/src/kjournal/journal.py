@@ -108,6 +108,7 @@ class Journals:
         self._metrics = metrics or NoopMetrics()
         self._stack = AsyncExitStack()
         self._producer: ActionProducer | None = None
+        self._topics: TopicPartitions | None = None
         self._reader: JournalReader | None = None
         self.head_cache: HeadCache | None = None
         self.version = _library_version()
@@ -116,7 +117,7 @@ class Journals:
         settings = self.settings
         stack = self._stack
         try:
-            topics = await stack.enter_async_context(TopicPartitions(settings.kafka))
+            topics = self._topics = await stack.enter_async_context(TopicPartitions(settings.kafka))
             self._producer = await stack.enter_async_context(ActionProducer(settings.kafka, topics))
             if self._eventual is not None:
                 pool = await stack.enter_async_context(
@@ -158,6 +159,14 @@ class Journals:
 
     def journal(self, key: Key) -> Journal:
         return Journal(self, key)
+
+    @property
+    def topics(self) -> TopicPartitions:
+        """Partition counts, cached for `kafka.metadata_max_age_s`; `count(topic, refresh=True)`
+        re-reads them (after adding partitions, say)."""
+        if self._topics is None:
+            raise RuntimeError("Journals is not open: use `async with Journals(...)`")
+        return self._topics
 
     @property
     def producer(self) -> ActionProducer:

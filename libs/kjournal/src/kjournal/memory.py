@@ -58,7 +58,7 @@ class InMemoryReplicatedStore:
     """`ReplicatedStore` over dicts; thread-safe.
 
     on_write: called with each write just before it is applied; raising from it simulates a crash
-        at that point (the write and everything after it in the batch are lost).
+        at that point (the write and everything after it are lost).
     """
 
     def __init__(

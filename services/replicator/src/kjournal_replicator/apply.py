@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.tables import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.errors import CassandraUnavailable, DeadlineExceeded
+from kjournal.errors import CassandraUnavailable, DeadlineExceeded, KJournalError
 from kjournal.metrics import RecordingMetrics
 from kjournal.ports import ReplicatedStore
 from kjournal.replicate import ReplicationResult, replicate_partition
@@ -36,7 +37,15 @@ from kjournal.wire.record import ConsumedRecord
 from kjournal_replicator.metrics import MetricsSnapshot
 from kjournal_replicator.settings import ApplySettings
 
-__all__ = ["COLUMNS", "ApplyTask", "SliceReport", "apply_records", "apply_rows", "to_record"]
+__all__ = [
+    "COLUMNS",
+    "ApplyTask",
+    "SliceReport",
+    "SliceTimeout",
+    "apply_records",
+    "apply_rows",
+    "to_record",
+]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +61,10 @@ COLUMNS = (
 """What the executors read from the Kafka source, in this order (rows are indexed by position)."""
 
 _TRANSIENT = (CassandraUnavailable, DeadlineExceeded)
+
+
+class SliceTimeout(KJournalError):
+    """A slice did not finish within `ApplySettings.slice_timeout_s`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,13 +135,28 @@ def apply_records(
         (topic, partition), part = item
         return _apply_slice(store, topic, partition, part, settings)
 
-    if len(ordered) <= 1:
-        yield from map(apply, ordered)
+    if not ordered:
         return
     # Partitions are independent: overlap their Cassandra round trips (the store is thread-safe).
-    # Every slice runs to its end even if another fails; the first failure is then raised.
-    with ThreadPoolExecutor(len(ordered), thread_name_prefix="kjournal-slice") as pool:
-        yield from list(pool.map(apply, ordered))
+    # Waiting with a deadline: a wedged driver call (seen when a connection died during a
+    # blocking prepare) must fail the task, not stall replication without a word. On a failure
+    # the other slices are abandoned; the task fails and Spark replays them, which is safe.
+    pool = ThreadPoolExecutor(len(ordered), thread_name_prefix="kjournal-slice")
+    try:
+        futures = [pool.submit(apply, item) for item in ordered]
+        deadline = time.monotonic() + settings.slice_timeout_s
+        reports = []
+        for ((topic, partition), _), future in zip(ordered, futures, strict=True):
+            try:
+                reports.append(future.result(timeout=max(deadline - time.monotonic(), 0.0)))
+            except FutureTimeout:
+                _forget_worker()  # its session may be the wedged part
+                raise SliceTimeout(
+                    f"applying {topic}:{partition} took more than {settings.slice_timeout_s} s"
+                ) from None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    yield from reports
 
 
 def _apply_slice(
@@ -220,6 +248,13 @@ def _worker(cassandra: CassandraSettings, settings: ApplySettings) -> _Worker:
         _current = _Worker(key, store, session.cluster.shutdown)
         log.info("connected to Cassandra %s for replication", list(cassandra.contact_points))
         return _current
+
+
+def _forget_worker() -> None:
+    """Drop this process's session without closing it (closing may block on the same fault)."""
+    global _current
+    with _lock:
+        _current = None
 
 
 def _shutdown(worker: _Worker) -> None:

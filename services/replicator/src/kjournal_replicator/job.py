@@ -72,7 +72,10 @@ class Replicator:
 
     def health(self) -> Health:
         query = self.query
-        active = query is not None and query.isActive
+        try:
+            active = query is not None and query.isActive
+        except Py4JError:  # the JVM is gone
+            active = False
         starting = query is None and not self._stop.is_set()
         summary = self.status.last_summary
         return Health(
@@ -88,52 +91,56 @@ class Replicator:
         )
 
     def run(self) -> int:
-        settings = self.settings
         with ExitStack() as stack:
-            if settings.http.enabled:
-                self.http = HttpEndpoint(
-                    settings.http.host, settings.http.port, self.metrics.exposition, self.health
-                ).start()
-                stack.callback(self.http.close)
-            try:
-                session = connect(settings.cassandra)
-                stack.callback(session.cluster.shutdown)
-                # Migrations are the schema job's (it holds the DDL rights): only check here.
-                check_schema(session, SchemaSettings.from_settings(settings.cassandra))
-                pointer2 = _store(session, settings).pointer2
-                spark = build_spark(settings)
-                stack.callback(_stop_spark, spark)
-                partitions = matching_partitions(settings.kafka, settings.topics)
-                starting = starting_offsets(partitions, pointer2)
-                log.info(
-                    "topics matching %r: %s; starting offsets without a checkpoint: %s",
-                    settings.topics.pattern,
-                    {topic: len(ps) for topic, ps in partitions.items()},
-                    starting,
-                )
-                handler = BatchHandler(
-                    ApplyTask(settings.cassandra, settings.apply),
-                    pointer2,
-                    self.metrics,
-                    self.status,
-                    max_tasks=settings.spark.max_tasks or spark.sparkContext.defaultParallelism,
-                )
-                if self._stop.is_set():
-                    return EXIT_OK
-                self.query = start_query(spark, settings, starting, handler)
-            except Exception:
-                log.exception("the replicator could not start")
-                return EXIT_START_FAILED
-            lag = LagMonitor(
-                settings.kafka,
-                settings.topics,
+            started = self._start(stack)
+            if isinstance(started, int):
+                return started
+            self.query = started
+            code = self._wait(started)
+        return code
+
+    def _start(self, stack: ExitStack) -> StreamingQuery | int:
+        """The running query, or the exit code when it did not start; `stack` closes the rest."""
+        settings = self.settings
+        if settings.http.enabled:
+            self.http = HttpEndpoint(
+                settings.http.host, settings.http.port, self.metrics.exposition, self.health
+            ).start()
+            stack.callback(self.http.close)
+        try:
+            session = connect(settings.cassandra)
+            stack.callback(session.cluster.shutdown)
+            # Migrations are the schema job's (it holds the DDL rights): only check here.
+            check_schema(session, SchemaSettings.from_settings(settings.cassandra))
+            pointer2 = _store(session, settings).pointer2
+            spark = build_spark(settings)
+            stack.callback(_stop_spark, spark)
+            partitions = matching_partitions(settings.kafka, settings.topics)
+            starting = starting_offsets(partitions, pointer2)
+            log.info(
+                "topics matching %r: %s; starting offsets without a checkpoint: %s",
+                settings.topics.pattern,
+                {topic: len(ps) for topic, ps in partitions.items()},
+                starting,
+            )
+            handler = BatchHandler(
+                ApplyTask(settings.cassandra, settings.apply),
                 pointer2,
                 self.metrics,
-                settings.http.lag_interval_s,
-            ).start()
-            stack.callback(lag.close)
-            return self._wait(self.query)
-        raise AssertionError("unreachable")  # pragma: no cover - ExitStack does not swallow
+                self.status,
+                max_tasks=settings.spark.max_tasks or spark.sparkContext.defaultParallelism,
+            )
+            if self._stop.is_set():
+                return EXIT_OK
+            query = start_query(spark, settings, starting, handler)
+        except Exception:
+            log.exception("the replicator could not start")
+            return EXIT_START_FAILED
+        lag = LagMonitor(
+            settings.kafka, settings.topics, pointer2, self.metrics, settings.http.lag_interval_s
+        ).start()
+        stack.callback(lag.close)
+        return query
 
     def _wait(self, query: StreamingQuery) -> int:
         try:

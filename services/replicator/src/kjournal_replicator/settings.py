@@ -116,6 +116,8 @@ class ApplySettings(BaseModel):
     retries: int = Field(default=2, ge=0)
     """Re-runs of a slice inside the task after a Cassandra error, before the task fails."""
     retry_backoff_s: float = Field(default=1.0, ge=0)
+    slice_timeout_s: float = Field(default=300.0, gt=0)
+    """A task whose Kafka partitions take longer to apply (retries included) fails."""
     fail_on_gap: bool = True
     """Fail a batch that would start a partition past pointer2 + 1 (offsets never replicated)."""
 

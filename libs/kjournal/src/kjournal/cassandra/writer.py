@@ -216,6 +216,8 @@ class CassandraReplicatedStore:
                     except Exception as exc:
                         errors[index] = exc
                         continue
+                    if any(isinstance(write, InsertHead) for write in steps[wave]):
+                        buckets[index] = metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
                     for statement in built:
                         owners.append(index)
                         yield statement, None
@@ -281,8 +283,10 @@ class CassandraReplicatedStore:
             else:
                 yield self._delete_segment_to.bind((key.id, key.topic, write.segment, write.to))
         elif isinstance(write, InsertHead):
+            # A new head always goes to the current layout, whatever held the previous one.
+            current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
             created = write.created.astimezone(UTC)
-            values = (key.topic, bucket, key.id, *journal_head_values(write.head))
+            values = (key.topic, current, key.id, *journal_head_values(write.head))
             values += (created, created.date(), created, write.origin)
             yield self._insert_head.bind(values)
         elif isinstance(write, UpdateHead):

@@ -152,13 +152,15 @@ def plan_delete(
 ) -> Plan | None:
     """Delete events ≤ `to`, clamped to the journal's seqNr.
 
-    Without a head the journal is only known from this delete: a head with seqNr = delete_to = to
-    is inserted (no record_id). Unlike kafka-journal, delete_to never moves back: a delete smaller
-    than the current delete_to only advances the head's offset.
+    Without a head the journal does not exist: folding never drops an append in front of a delete
+    (they form their own batch), so a head-less delete is a delete of nothing and is ignored.
+    kafka-journal inserts a head with seqNr = delete_to = to instead; that "dead-end" journal hides
+    a later append starting at 1, and its seqNr depends on how Kafka was sliced into batches.
+    Unlike kafka-journal, delete_to never moves back: a delete smaller than the current delete_to
+    only advances the head's offset.
     """
     if head is None:
-        new_head = JournalHead(position, segment_size, seq_nr=to, delete_to=to)
-        return Plan(new_head, ((InsertHead(new_head, now, origin),),))
+        return None
     if position.offset <= head.partition_offset.offset:
         return None
 

@@ -240,6 +240,11 @@ class HeadCache:
         )
         return answer
 
+    def partitions(self, topic: str) -> int:
+        """How many partitions of `topic` the cache is tailing now (0: none, or rebuilding)."""
+        cache = self._topics.get(topic)
+        return len(cache.partitions) if cache is not None and cache.ready else 0
+
     def journals(self, topic: str) -> int:
         cache = self._topics.get(topic)
         return sum(p.journals for p in cache.partitions.values()) if cache else 0
