@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from kjournal_dev.config import DevConfig
 from kjournal_dev.process import is_running, port_is_free
@@ -30,6 +33,7 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         KJOURNAL_DEV_CASSANDRA_STORAGE_PORT=str(_free_port()),
         KJOURNAL_DEV_WRITER_PORT=str(_free_port()),
         KJOURNAL_DEV_READER_PORT=str(_free_port()),
+        KJOURNAL_DEV_REPLICATOR_PORT=str(_free_port()),
     )
     env.update(overrides)
     return env
@@ -109,7 +113,10 @@ def test_a_java_other_than_17_is_refused(tmp_path: Path):
 
 @pytest.mark.kafka
 @pytest.mark.cassandra
-def test_up_status_down_on_spare_ports_leaves_nothing_behind(tmp_path: Path):
+def test_up_runs_the_whole_system_end_to_end_and_down_leaves_nothing_behind(tmp_path: Path):
+    """The README's run command on spare ports: Kafka, Cassandra, writer, reader and the Spark
+    replicator come up; an HTTP append travels Kafka → Spark → Cassandra and the HTTP read then
+    serves it from Cassandra alone (nothing left in the Kafka head); `down` cleans up."""
     env = _env(tmp_path, KJOURNAL_DEV_CASSANDRA_HEAP_MB="512", KJOURNAL_DEV_PARTITIONS="2")
     config = DevConfig.from_env(env)
     ports = [
@@ -119,6 +126,7 @@ def test_up_status_down_on_spare_ports_leaves_nothing_behind(tmp_path: Path):
         config.cassandra_storage_port,
         config.writer_port,
         config.reader_port,
+        config.replicator_port,
     ]
     try:
         up = _cli(env, "up")
@@ -126,6 +134,7 @@ def test_up_status_down_on_spare_ports_leaves_nothing_behind(tmp_path: Path):
         assert "platform started" in up.stdout
         assert f"writer            http://127.0.0.1:{config.writer_port}" in up.stdout
         assert f"reader            http://127.0.0.1:{config.reader_port}" in up.stdout
+        assert f"replicator        http://127.0.0.1:{config.replicator_port}" in up.stdout
 
         again = _cli(env, "up")
         assert again.returncode == 0, again.stderr
@@ -139,11 +148,40 @@ def test_up_status_down_on_spare_ports_leaves_nothing_behind(tmp_path: Path):
             ["cassandra", "healthy"],
             ["writer", "healthy"],
             ["reader", "healthy"],
+            ["replicator", "healthy"],
         ]
         pids = [int(line.split()[3]) for line in lines]
+
+        _append_replicate_and_read_over_http(config)
     finally:
         down = _cli(env, "down")
     assert down.returncode == 0, down.stderr
     assert not any(is_running(pid) for pid in pids)
     assert all(port_is_free("127.0.0.1", port) for port in ports)
     assert _cli(env, "status").returncode == 1
+
+
+def _append_replicate_and_read_over_http(config: DevConfig) -> None:
+    writer = f"http://127.0.0.1:{config.writer_port}/v1/journals/journal/e2e-1"
+    reader = f"http://127.0.0.1:{config.reader_port}/v1/journals/journal/e2e-1"
+    body = {"events": [{"seqNr": n, "payload": {"n": n}} for n in (1, 2, 3)]}
+    appended = httpx.post(f"{writer}/events", json=body, timeout=30)
+    assert appended.status_code == 201, appended.text
+    assert (appended.json()["from"], appended.json()["to"]) == (1, 3)
+
+    deadline = time.monotonic() + 180
+    while True:  # the replicator catches up: this journal has nothing left only in Kafka
+        head = httpx.get(reader, timeout=30).json()
+        if head["unreplicatedActions"] == 0 and head["pointer2"] is not None:
+            break
+        assert time.monotonic() < deadline, f"not replicated in time: {head}"
+        time.sleep(0.5)
+    assert head["seqNr"] == 3
+
+    lines = httpx.get(f"{reader}/events", timeout=30).text.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert [(e["seqNr"], e["payload"]) for e in events] == [
+        (1, {"n": 1}),
+        (2, {"n": 2}),
+        (3, {"n": 3}),
+    ]

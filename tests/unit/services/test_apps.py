@@ -13,9 +13,9 @@ import pytest
 from kjournal.errors import CassandraUnavailable
 from kjournal.model import Event, EventRecord, JsonPayload, Key, PartitionOffset, SeqNr
 from kjournal_reader.app import create_app as create_reader
-from kjournal_reader.deps import KeyDep as ReaderKey
-from kjournal_reader.deps import get_journal as reader_journal
 from kjournal_reader.settings import Settings as ReaderSettings
+from kjournal_service.deps import KeyDep as ReaderKey
+from kjournal_service.deps import get_journal as reader_journal
 from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.settings import Settings as WriterSettings
 

@@ -64,6 +64,7 @@ class DevConfig:
     cassandra_timeout_s: int = 180
     spark_version: str = DEFAULT_SPARK_VERSION
     writer_port: int = 8081
+    replicator_port: int = 9400
     reader_port: int = 8082
     service_timeout_s: int = 60
 
@@ -106,6 +107,7 @@ class DevConfig:
             cassandra_timeout_s=_int_env(env, "KJOURNAL_DEV_CASSANDRA_TIMEOUT", 180),
             spark_version=env.get("KJOURNAL_DEV_SPARK_VERSION") or _installed_pyspark_version(),
             writer_port=_int_env(env, "KJOURNAL_DEV_WRITER_PORT", 8081),
+            replicator_port=_int_env(env, "KJOURNAL_DEV_REPLICATOR_PORT", 9400),
             reader_port=_int_env(env, "KJOURNAL_DEV_READER_PORT", 8082),
             service_timeout_s=_int_env(env, "KJOURNAL_DEV_SERVICE_TIMEOUT", 60),
         )

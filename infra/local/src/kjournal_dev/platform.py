@@ -180,7 +180,8 @@ class Platform:
             report(f"started {spec.name} (pid {component.pid}), log: {component.log_file}")
         for spec in services.SERVICES:
             ready = functools.partial(services.is_ready, spec.url(config), spec.health_path)
-            self._wait(state, spec.name, config.service_timeout_s, ready, report)
+            timeout = max(config.service_timeout_s, spec.min_start_timeout_s)
+            self._wait(state, spec.name, timeout, ready, report)
         return {spec.name: spec.url(config) for spec in services.SERVICES}
 
     def _fetch(self, report: Reporter) -> Path:
@@ -242,7 +243,9 @@ class Platform:
                 healthy = asyncio.run(kafka_node.probe(component.address))
                 detail = "metadata ok" if healthy else "not answering"
             elif running and name not in (KAFKA, CASSANDRA):
-                healthy, detail = services.probe(component.address)
+                spec = services.spec_named(name)
+                path = spec.health_path if spec is not None else "/readyz"
+                healthy, detail = services.probe(component.address, path)
             elif running:
                 host, port = component.address.rsplit(":", 1)
                 version = cassandra_node.probe(host, int(port))

@@ -1,4 +1,5 @@
-"""kjournal's own services on loopback: the writer and the reader, each a uvicorn process.
+"""kjournal's own services on loopback: the writer and the reader (uvicorn processes) and the
+replicator (a Spark driver in local mode).
 
 `SERVICES` is the list `up` starts (in order, after Kafka, Cassandra and the schema) and `down`
 stops; a new service is one more `ServiceSpec`. Each runs this workspace's Python
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import urllib.error
 import urllib.request
@@ -18,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kjournal_dev.config import DevConfig
+from kjournal_dev.maven import spark_kafka_bundle
 from kjournal_dev.process import spawn
 from kjournal_dev.state import ComponentState
 
-__all__ = ["SERVICES", "ServiceSpec", "is_ready", "probe", "start"]
+__all__ = ["SERVICES", "ServiceSpec", "is_ready", "probe", "spec_named", "start"]
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,10 @@ class ServiceSpec:
     module: str  # run as `python -m <module>`; also the PID-reuse marker
     port_of: Callable[[DevConfig], int]
     port_variable: str  # the KJOURNAL_DEV_* variable that sets the port
-    env_of: Callable[[DevConfig], dict[str, str]]  # the service's own KJOURNAL_* settings
+    # the service's own KJOURNAL_* settings, given the config and the service's home directory
+    env_of: Callable[[DevConfig, Path], dict[str, str]]
     health_path: str = "/readyz"
+    min_start_timeout_s: int = 0  # Spark takes longer to start than uvicorn
 
     def url(self, config: DevConfig) -> str:
         return f"http://{config.host}:{self.port_of(config)}"
@@ -55,17 +60,37 @@ def _common_prefix(names: tuple[str, ...]) -> str:
     return prefix
 
 
-def _writer_env(config: DevConfig) -> dict[str, str]:
+def _writer_env(config: DevConfig, home: Path) -> dict[str, str]:
     return {**_common_env(config), "KJOURNAL_HTTP__PORT": str(config.writer_port)}
 
 
-def _reader_env(config: DevConfig) -> dict[str, str]:
+def _cassandra_env(config: DevConfig) -> dict[str, str]:
     return {
-        **_common_env(config),
-        "KJOURNAL_HTTP__PORT": str(config.reader_port),
         "KJOURNAL_CASSANDRA__CONTACT_POINTS": config.host,
         "KJOURNAL_CASSANDRA__PORT": str(config.cassandra_port),
         "KJOURNAL_CASSANDRA__KEYSPACE": config.keyspace,
+    }
+
+
+def _replicator_env(config: DevConfig, home: Path) -> dict[str, str]:
+    topics = "|".join(re.escape(topic) for topic in config.topics)
+    return {
+        **_cassandra_env(config),
+        "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": config.kafka_bootstrap,
+        "KJOURNAL_SPARK__MASTER": "local[2]",
+        "KJOURNAL_SPARK__CHECKPOINT_LOCATION": str(home / "checkpoint"),
+        "KJOURNAL_SPARK__JARS_DIR": str(spark_kafka_bundle(config.spark_version).folder(config)),
+        "KJOURNAL_TOPICS__PATTERN": f"({topics})",
+        "KJOURNAL_HTTP__HOST": config.host,
+        "KJOURNAL_HTTP__PORT": str(config.replicator_port),
+    }
+
+
+def _reader_env(config: DevConfig, home: Path) -> dict[str, str]:
+    return {
+        **_common_env(config),
+        "KJOURNAL_HTTP__PORT": str(config.reader_port),
+        **_cassandra_env(config),
     }
 
 
@@ -84,7 +109,20 @@ SERVICES: tuple[ServiceSpec, ...] = (
         "KJOURNAL_DEV_READER_PORT",
         _reader_env,
     ),
+    ServiceSpec(
+        "replicator",
+        "kjournal_replicator",
+        lambda config: config.replicator_port,
+        "KJOURNAL_DEV_REPLICATOR_PORT",
+        _replicator_env,
+        health_path="/healthz",
+        min_start_timeout_s=240,
+    ),
 )
+
+
+def spec_named(name: str) -> ServiceSpec | None:
+    return next((spec for spec in SERVICES if spec.name == name), None)
 
 
 def start(spec: ServiceSpec, config: DevConfig, data_dir: Path) -> ComponentState:
@@ -92,7 +130,7 @@ def start(spec: ServiceSpec, config: DevConfig, data_dir: Path) -> ComponentStat
     home = data_dir / spec.name
     home.mkdir(parents=True, exist_ok=True)
     log_file = home / f"{spec.name}.log"
-    env = {**os.environ, **spec.env_of(config)}
+    env = {**os.environ, **spec.env_of(config, home)}
     pid = spawn([sys.executable, "-m", spec.module], log_file=log_file, cwd=home, env=env)
     return ComponentState(
         spec.name, pid, spec.url(config), str(log_file), spec.module, [spec.port_of(config)]

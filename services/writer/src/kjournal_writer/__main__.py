@@ -8,42 +8,16 @@ from __future__ import annotations
 
 import sys
 
-import uvicorn
-from fastapi import FastAPI
-from kjournal.api.logs import configure_logging
-from pydantic import ValidationError
+from kjournal_service.runner import run_service
 
 from kjournal_writer.app import create_app
 from kjournal_writer.settings import Settings
 
-FACTORY = "kjournal_writer.app:app_from_environment"
-
 
 def main() -> int:
-    try:
-        settings = Settings()
-    except ValidationError as exc:
-        sys.stderr.write(f"kjournal-writer: invalid settings:\n{exc}\n")
-        return 2
-    http = settings.http
-    configure_logging(http.log_level, http.log_format)
-    # Several workers: each process builds its own app (and Kafka clients) from the environment.
-    app: FastAPI | str = create_app(settings) if http.workers == 1 else FACTORY
-    uvicorn.run(
-        app,
-        factory=http.workers > 1,
-        workers=http.workers,
-        host=http.host,
-        port=http.port,
-        log_config=None,
-        access_log=http.access_log,
-        server_header=False,
-        proxy_headers=False,
-        timeout_graceful_shutdown=int(http.graceful_shutdown_s),
-        loop="uvloop",
-        http="httptools",
+    return run_service(
+        "kjournal-writer", Settings, create_app, "kjournal_writer.app:app_from_environment"
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -10,21 +10,15 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from importlib.metadata import version
-from typing import Any
 
 from fastapi import FastAPI
-from fastapi.openapi.utils import get_openapi
-from kjournal.api.asgi import BodyLimit, RawPathRouting, RequestMetrics
-from kjournal.api.logs import configure_logging
-from kjournal.api.openapi import finish_openapi
 from kjournal.api.schemas import AppendRequest
 from kjournal.journal import Journals, JournalsSettings
 from kjournal.kafka.topics import TopicPartitions
-from kjournal.metrics_prometheus import PrometheusMetrics
+from kjournal_service.app import environment_app, service_app
+from kjournal_service.health import health_router
 
-from kjournal_writer.problems import ProblemHandlers
-from kjournal_writer.routes import health, journals
+from kjournal_writer.routes import journals
 from kjournal_writer.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,39 +47,17 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     log.info("writer stopped")
 
 
-def _openapi(app: FastAPI) -> dict[str, Any]:
-    if app.openapi_schema is None:
-        schema = get_openapi(
-            title=app.title, version=app.version, description=app.description, routes=app.routes
-        )
-        app.openapi_schema = finish_openapi(schema, (AppendRequest,))
-    return app.openapi_schema
-
-
 def create_app(settings: Settings) -> FastAPI:
-    metrics = PrometheusMetrics()
-    app = FastAPI(
-        title="kjournal writer",
-        version=version("kjournal-writer"),
+    return service_app(
+        settings,
+        service="writer",
         description=DESCRIPTION,
         lifespan=_lifespan,
+        routers=(journals.router, health_router("Kafka answers a metadata request")),
+        openapi_models=(AppendRequest,),
     )
-    app.state.settings = settings
-    app.state.metrics = metrics
-    app.state.key_rules = settings.http.key_rules
-    ProblemHandlers(settings.http.retry_after_s).install(app)
-    app.include_router(journals.router)
-    app.include_router(health.router)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
-    # Added last = outermost: metrics see every request, the limit runs before routing.
-    app.add_middleware(RawPathRouting)
-    app.add_middleware(BodyLimit, max_bytes=settings.http.max_body_bytes)
-    app.add_middleware(RequestMetrics, metrics=metrics, service="writer")
-    return app
 
 
 def app_from_environment() -> FastAPI:
     """The app of one uvicorn worker process (`KJOURNAL_HTTP__WORKERS` > 1)."""
-    settings = Settings()
-    configure_logging(settings.http.log_level, settings.http.log_format)
-    return create_app(settings)
+    return environment_app(Settings, create_app)

@@ -1,10 +1,11 @@
-"""The writer's parameters; bodies are the shared ones of kjournal.api.schemas."""
+"""The writer's parameters; bodies are the shared ones of kjournal.api.schemas, the journal path
+parameters those of kjournal_service.params."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Path, Query
+from fastapi import Query
 from kjournal.api.schemas import (
     SEQ_NR_LIMIT,
     AppendRequest,
@@ -12,9 +13,8 @@ from kjournal.api.schemas import (
     MarkRequest,
     MarkResponse,
     PositionOut,
-    ReadinessOut,
-    StatusOut,
 )
+from kjournal_service.params import IdPath, TopicPath
 
 __all__ = [
     "AppendRequest",
@@ -23,14 +23,8 @@ __all__ = [
     "MarkRequest",
     "MarkResponse",
     "PositionOut",
-    "ReadinessOut",
-    "StatusOut",
     "ToQuery",
     "TopicPath",
 ]
 
-TopicPath = Annotated[
-    str, Path(description="a journal topic: Kafka's naming rules and the configured prefix")
-]
-IdPath = Annotated[str, Path(description="the journal id, percent-encoded as one path segment")]
 ToQuery = Annotated[int, Query(ge=1, le=SEQ_NR_LIMIT, description="delete events with seqNr ≤ to")]

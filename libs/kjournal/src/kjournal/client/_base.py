@@ -1,36 +1,75 @@
 """What the sync and async clients share: URLs, bodies, parsing, problems → errors, retry policy.
 
-No I/O here; `_sync.Client` and `_async.AsyncClient` differ only in how they send and wait.
+No I/O here (as httpx's own `BaseClient`): `BaseClient` builds every request as a `Call` (what to
+send, how to retry it, how to read the answer) and decides when to try again; a `ReadCursor`
+follows one event stream. `_sync.Client` and `_async.AsyncClient` differ only in how they send
+and wait.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 from pydantic import ValidationError
 
-from kjournal.api.convert import event_record_from_json
+from kjournal.api.convert import (
+    append_request_body,
+    append_result,
+    event_record_from_json,
+    journal_status_from_out,
+)
 from kjournal.api.keys import quote_segment
 from kjournal.api.problems import PROBLEM_CONTENT_TYPE, error_for_problem
-from kjournal.api.schemas import Problem
-from kjournal.errors import DeadlineExceeded, FormatError, KJournalError, Unavailable
-from kjournal.model import EventRecord, Key, PartitionOffset
+from kjournal.api.schemas import (
+    AppendResponse,
+    JournalStatusOut,
+    MarkResponse,
+    PointerOut,
+    PositionOut,
+    Problem,
+    ReadinessOut,
+    ReplicationOut,
+)
+from kjournal.errors import (
+    DeadlineExceeded,
+    FormatError,
+    JournalNotFound,
+    KJournalError,
+    Unavailable,
+)
+from kjournal.journal import AppendResult, JournalStatus
+from kjournal.model import (
+    Event,
+    EventRecord,
+    Events,
+    Key,
+    PartitionOffset,
+    RecordMetadata,
+    SeqNr,
+)
 
 __all__ = [
+    "BaseClient",
+    "Call",
     "MarkResult",
+    "ReadCursor",
+    "Retries",
     "RetryPolicy",
     "decode_line",
     "error_for_response",
     "journal_path",
     "transport_error",
 ]
+
+T = TypeVar("T")
 
 RETRYABLE_STATUSES = frozenset({502, 503, 504})
 
@@ -120,29 +159,42 @@ def transport_error(exc: httpx.TransportError, url: str) -> KJournalError:
     return Unavailable(f"cannot reach {url}: {type(exc).__name__}: {exc}")
 
 
-def decode_line(line: str) -> EventRecord | Problem:
-    """One line of an events stream: an event, or the problem that ended the stream."""
+def _json_line(line: str) -> Any:
+    """A stream line's JSON value, or the problem that ended the stream."""
     try:
         value: Any = json.loads(line)
     except ValueError as exc:
         raise FormatError(f"not a JSON line: {line[:100]!r}") from exc
     if isinstance(value, dict) and "problem" in value:
         return Problem.model_validate(value["problem"])
+    return value
+
+
+def decode_line(line: str) -> EventRecord | Problem:
+    """One line of an events stream: an event, or the problem that ended the stream."""
+    value = _json_line(line)
+    if isinstance(value, Problem):
+        return value
     if not isinstance(value, dict):
         raise FormatError(f"not an event line: {line[:100]!r}")
     return event_record_from_json(value)
 
 
 def decode_id_line(line: str) -> str | Problem:
-    try:
-        value: Any = json.loads(line)
-    except ValueError as exc:
-        raise FormatError(f"not a JSON line: {line[:100]!r}") from exc
-    if isinstance(value, dict) and "problem" in value:
-        return Problem.model_validate(value["problem"])
+    value = _json_line(line)
+    if isinstance(value, Problem):
+        return value
     if not isinstance(value, dict) or not isinstance(value.get("id"), str):
         raise FormatError(f"not a journal id line: {line[:100]!r}")
     return str(value["id"])
+
+
+def journal_id_of_line(line: str) -> str:
+    """One line of an ids stream; the problem that ended the stream is raised."""
+    item = decode_id_line(line)
+    if isinstance(item, Problem):
+        raise error_for_problem(item)
+    return item
 
 
 def read_params(from_: int, to: int | None, limit: int | None) -> dict[str, int]:
@@ -164,3 +216,225 @@ def merged_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     result = {"accept": "application/json, application/x-ndjson, application/problem+json"}
     result.update(headers or {})
     return result
+
+
+# --- answers ---------------------------------------------------------------------------------
+
+
+def _success(response: httpx.Response) -> bytes:
+    """The body of a success; any other answer is raised as its kjournal error."""
+    if not response.is_success:
+        raise error_for_response(response)
+    return response.content
+
+
+def _appended(response: httpx.Response) -> AppendResult:
+    return append_result(AppendResponse.model_validate_json(_success(response)))
+
+
+def _position(response: httpx.Response) -> PartitionOffset:
+    out = PositionOut.model_validate_json(_success(response))
+    return PartitionOffset(out.partition, out.offset)
+
+
+def _marked(response: httpx.Response) -> MarkResult:
+    out = MarkResponse.model_validate_json(_success(response))
+    return MarkResult(out.id, PartitionOffset(out.partition, out.offset))
+
+
+def _pointer(response: httpx.Response) -> SeqNr | None:
+    try:
+        body = _success(response)
+    except JournalNotFound:
+        return None
+    return SeqNr(PointerOut.model_validate_json(body).seq_nr)
+
+
+def _status(response: httpx.Response) -> JournalStatus | None:
+    try:
+        body = _success(response)
+    except JournalNotFound:
+        return None
+    return journal_status_from_out(JournalStatusOut.model_validate_json(body))
+
+
+def _replication(response: httpx.Response) -> ReplicationOut:
+    return ReplicationOut.model_validate_json(_success(response))
+
+
+def _readiness(response: httpx.Response) -> ReadinessOut:
+    return ReadinessOut.model_validate_json(response.content)  # 503 is an answer too
+
+
+# --- requests --------------------------------------------------------------------------------
+
+
+class Retries(enum.Enum):
+    """Which failures of a request are worth sending it again for."""
+
+    IDEMPOTENT = "transport errors and the policy's statuses"  # GETs
+    UNSENT = "only when no connection could be opened"  # actions: they may have reached Kafka
+    NEVER = "never"
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """One request, how to retry it, and how to read its final answer (`parse` raises the
+    kjournal error of a failure)."""
+
+    method: str
+    url: str
+    parse: Callable[[httpx.Response], T]
+    retries: Retries = Retries.IDEMPOTENT
+    params: Mapping[str, Any] | None = None
+    json: Any = None
+    where: str | None = None  # what a transport error names, if not `url`
+
+
+class BaseClient:
+    """State, requests and retry decisions of `Client` and `AsyncClient` (no I/O)."""
+
+    def __init__(
+        self, writer_url: str | None, reader_url: str | None, retry: RetryPolicy | None
+    ) -> None:
+        self.writer_url = writer_url
+        self.reader_url = reader_url
+        self.retry = retry or RetryPolicy()
+
+    def _writer(self, path: str) -> str:
+        return base_url(self.writer_url, "writer") + path
+
+    def _reader(self, path: str) -> str:
+        return base_url(self.reader_url, "reader") + path
+
+    # --- writer --------------------------------------------------------------------------------
+
+    def _append_call(
+        self,
+        key: Key,
+        events: Sequence[Event] | Events,
+        metadata: RecordMetadata | None,
+        headers: Mapping[str, str] | None,
+    ) -> Call[AppendResult]:
+        url = self._writer(journal_path(key, "/events"))
+        body = append_request_body(events, metadata, headers)
+        return Call("POST", url, _appended, Retries.UNSENT, json=body)
+
+    def _delete_call(self, key: Key, to: int) -> Call[PartitionOffset]:
+        url = self._writer(journal_path(key, "/events"))
+        return Call("DELETE", url, _position, Retries.UNSENT, params={"to": to})
+
+    def _purge_call(self, key: Key) -> Call[PartitionOffset]:
+        return Call("DELETE", self._writer(journal_path(key)), _position, Retries.UNSENT)
+
+    def _mark_call(self, key: Key, id: str | None) -> Call[MarkResult]:
+        url = self._writer(journal_path(key, "/marks"))
+        body = {} if id is None else {"id": id}
+        return Call("POST", url, _marked, Retries.UNSENT, json=body)
+
+    # --- reader --------------------------------------------------------------------------------
+
+    def _read_cursor(self, key: Key, from_: int, to: int, limit: int | None) -> ReadCursor:
+        return ReadCursor(self._reader(journal_path(key, "/events")), from_, to, limit, self.retry)
+
+    def _pointer_call(self, key: Key) -> Call[SeqNr | None]:
+        return Call("GET", self._reader(journal_path(key, "/pointer")), _pointer)
+
+    def _status_call(self, key: Key) -> Call[JournalStatus | None]:
+        return Call("GET", self._reader(journal_path(key)), _status)
+
+    def _ids_url(self, topic: str) -> str:
+        return self._reader(topic_path(topic, "/journals"))
+
+    def _replication_call(self, topic: str) -> Call[ReplicationOut]:
+        return Call("GET", self._reader(topic_path(topic, "/replication")), _replication)
+
+    def _ready_call(self, service: str) -> Call[ReadinessOut]:
+        url = base_url(self.reader_url if service == "reader" else self.writer_url, service)
+        return Call("GET", url + "/readyz", _readiness, Retries.NEVER, where=url)
+
+    # --- retries -------------------------------------------------------------------------------
+
+    def _pause_after_transport_error(
+        self, call: Call[Any], exc: httpx.TransportError, attempt: int
+    ) -> float:
+        """Seconds to wait before sending `call` again, or raise the error `exc` means."""
+        again = call.retries is Retries.IDEMPOTENT or (
+            call.retries is Retries.UNSENT and isinstance(exc, httpx.ConnectError)
+        )
+        if not again or attempt >= self.retry.attempts:
+            raise transport_error(exc, call.where or call.url) from exc
+        return self.retry.delay(attempt)
+
+    def _pause_after_answer(
+        self, call: Call[Any], response: httpx.Response, attempt: int
+    ) -> float | None:
+        """Seconds to wait before sending `call` again, or None: `response` is the answer."""
+        if (
+            call.retries is Retries.IDEMPOTENT
+            and not response.is_success
+            and response.status_code in self.retry.statuses
+            and attempt < self.retry.attempts
+        ):
+            return self.retry.delay(attempt, response.headers.get("retry-after"))
+        return None
+
+
+class ReadCursor:
+    """One `read`: where it resumes after a failure (after the last event received), and whether
+    it does. The clients open each attempt with `params()` and feed it what they receive."""
+
+    def __init__(
+        self, url: str, from_: int, to: int, limit: int | None, retry: RetryPolicy
+    ) -> None:
+        self.url = url
+        self._retry = retry
+        self._next_from, self._to, self._remaining, self._failures = from_, to, limit, 0
+        self._error: KJournalError | None = None
+        self._retryable = False
+        self._retry_after: str | None = None
+        self._cause: BaseException | None = None
+
+    def params(self) -> dict[str, int]:
+        """The query of the next attempt (which starts with no failure)."""
+        self._error, self._retry_after, self._cause = None, None, None
+        return read_params(self._next_from, self._to, self._remaining)
+
+    @property
+    def failed(self) -> bool:
+        return self._error is not None
+
+    def rejected(self, response: httpx.Response) -> None:
+        """The attempt got an error answer (its body read)."""
+        self._error = error_for_response(response)
+        self._retryable = response.status_code in self._retry.statuses
+        self._retry_after = response.headers.get("retry-after")
+
+    def unreachable(self, exc: httpx.TransportError) -> None:
+        self._error, self._retryable, self._cause = transport_error(exc, self.url), True, exc
+
+    def take(self, line: str) -> EventRecord | None:
+        """The event on a line; None for a blank line, and for a problem line, which ends the
+        attempt as `failed`."""
+        item = decode_line(line) if line else None
+        if isinstance(item, Problem):
+            self._error = error_for_problem(item)
+            self._retryable = item.status in self._retry.statuses
+            return None
+        return item
+
+    def advance(self, record: EventRecord) -> bool:
+        """`record` was delivered; whether the read is complete."""
+        self._failures = 0
+        self._next_from = record.seq_nr + 1
+        if self._remaining is not None:
+            self._remaining -= 1
+        return self._next_from > self._to or self._remaining == 0
+
+    def pause(self) -> float:
+        """After a failed attempt: seconds to wait before resuming, or raise its error."""
+        assert self._error is not None, "pause() after an attempt that did not fail"
+        self._failures += 1
+        if not self._retryable or self._failures >= self._retry.attempts:
+            raise self._error from self._cause
+        return self._retry.delay(self._failures, self._retry_after)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.convert import event_record_to_json, journal_status_out
-from kjournal.api.ndjson import NDJSON_CONTENT_TYPE, ndjson_chunks, prefetch
+from kjournal.api.ndjson import prefetch
 from kjournal.api.problems import problem_responses
 from kjournal.errors import InvalidSeqNr, JournalNotFound
+from kjournal_service.deps import HttpDep, JournalDep
 
-from kjournal_reader.deps import JournalDep, SettingsDep
-from kjournal_reader.problems import stream_problem
 from kjournal_reader.schemas import (
     SEQ_NR_LIMIT,
     FromQuery,
@@ -21,28 +18,27 @@ from kjournal_reader.schemas import (
     PointerOut,
     ToQuery,
 )
+from kjournal_reader.streams import ndjson_response, ndjson_responses
 
 router = APIRouter(prefix="/v1/journals", tags=["journals"])
 
-EVENTS_STREAM: dict[int | str, dict[str, Any]] = {
-    200: {
-        "description": "one EventOut per line, in seqNr order; a stream broken after it began "
-        'ends with a line {"problem": {...}} instead',
-        "content": {NDJSON_CONTENT_TYPE: {"schema": {"$ref": "#/components/schemas/EventOut"}}},
-    }
-}
+EVENTS_STREAM = ndjson_responses(
+    "EventOut",
+    "one EventOut per line, in seqNr order; a stream broken after it began "
+    'ends with a line {"problem": {...}} instead',
+)
 
 
 @router.get(
     "/{topic}/{id}/events",
     response_class=StreamingResponse,
-    responses={**EVENTS_STREAM, **problem_responses(400, 404, 500, 503, 504)},
+    responses=EVENTS_STREAM,
     summary="Stream the journal's events from Cassandra and the unreplicated Kafka head",
 )
 async def events(
     request: Request,
     journal: JournalDep,
-    settings: SettingsDep,
+    http: HttpDep,
     from_: FromQuery = 1,
     to: ToQuery = SEQ_NR_LIMIT,
     limit: LimitQuery = None,
@@ -50,15 +46,7 @@ async def events(
     if from_ > to:
         raise InvalidSeqNr(f"from ({from_}) is after to ({to})")
     records = await prefetch(journal.read(from_, to, limit))
-    path = request.url.path
-
-    def on_error(exc: Exception) -> dict[str, Any]:
-        return stream_problem(exc, "GET", path)
-
-    return StreamingResponse(
-        ndjson_chunks(records, event_record_to_json, settings.http.stream_chunk_bytes, on_error),
-        media_type=NDJSON_CONTENT_TYPE,
-    )
+    return ndjson_response(request, http, records, event_record_to_json)
 
 
 @router.get(

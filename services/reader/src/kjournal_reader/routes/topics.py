@@ -2,32 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
-from kjournal.api.ndjson import NDJSON_CONTENT_TYPE, ndjson_chunks, prefetch
+from kjournal.api.ndjson import prefetch
 from kjournal.api.problems import problem_responses
+from kjournal_service.deps import HttpDep, TopicDep, TopicsDep
 
-from kjournal_reader.deps import EventualDep, ReplicationDep, SettingsDep, TopicDep, TopicsDep
-from kjournal_reader.problems import stream_problem
+from kjournal_reader.deps import EventualDep, ReplicationDep
 from kjournal_reader.schemas import ReplicationOut
+from kjournal_reader.streams import ndjson_response, ndjson_responses
 
 router = APIRouter(prefix="/v1/topics", tags=["topics"])
 
-IDS_STREAM: dict[int | str, dict[str, Any]] = {
-    200: {
-        "description": 'one {"id": ...} per line, in no particular order (journals with a head '
-        "in Cassandra)",
-        "content": {NDJSON_CONTENT_TYPE: {"schema": {"$ref": "#/components/schemas/JournalIdOut"}}},
-    }
-}
+IDS_STREAM = ndjson_responses(
+    "JournalIdOut",
+    'one {"id": ...} per line, in no particular order (journals with a head in Cassandra)',
+)
 
 
 @router.get(
     "/{topic}/journals",
     response_class=StreamingResponse,
-    responses={**IDS_STREAM, **problem_responses(400, 404, 500, 503, 504)},
+    responses=IDS_STREAM,
     summary="Stream the ids of the topic's replicated journals",
 )
 async def journals(
@@ -35,19 +31,11 @@ async def journals(
     topic: TopicDep,
     topics: TopicsDep,
     eventual: EventualDep,
-    settings: SettingsDep,
+    http: HttpDep,
 ) -> StreamingResponse:
     await topics.count(topic)  # UnknownTopic → 404, as for every other route
     ids = await prefetch(eventual.ids(topic))
-    path = request.url.path
-
-    def on_error(exc: Exception) -> dict[str, Any]:
-        return stream_problem(exc, "GET", path)
-
-    return StreamingResponse(
-        ndjson_chunks(ids, lambda id_: {"id": id_}, settings.http.stream_chunk_bytes, on_error),
-        media_type=NDJSON_CONTENT_TYPE,
-    )
+    return ndjson_response(request, http, ids, lambda id_: {"id": id_})
 
 
 @router.get(

@@ -1,1 +1,1 @@
-"""The writer's routers: journal actions, and health/readiness/metrics."""
+"""The writer's routers: journal actions (health/readiness/metrics: kjournal_service.health)."""

@@ -10,8 +10,9 @@ from fastapi import APIRouter, Body, Request, Response
 from kjournal.api.convert import append_batch, append_response
 from kjournal.api.problems import problem_responses
 from kjournal.errors import JournalNotFound
+from kjournal_service.deps import JournalDep, journal_of, metrics_of
 
-from kjournal_writer.deps import JournalDep, journal_of, json_body, metrics_of, parse_json_body
+from kjournal_writer.deps import json_body, parse_json_body
 from kjournal_writer.schemas import (
     AppendRequest,
     AppendResponse,

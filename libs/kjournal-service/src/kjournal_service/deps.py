@@ -1,0 +1,79 @@
+"""Request dependencies both services use (all `async def`: FastAPI runs plain `def` ones in a
+thread pool, a thread hop per dependency per request): what the app state holds (set by
+`app.service_app` and the service's lifespan), and the journal or topic a URL names."""
+
+from __future__ import annotations
+
+from typing import Annotated, cast
+
+from fastapi import Depends, Request
+from kjournal.api.keys import KeyRules
+from kjournal.api.settings import HttpSettings
+from kjournal.journal import Journal, Journals
+from kjournal.kafka.topics import TopicPartitions
+from kjournal.metrics_prometheus import PrometheusMetrics
+from kjournal.model import Key
+
+from kjournal_service.params import IdPath, TopicPath
+
+__all__ = [
+    "HttpDep",
+    "JournalDep",
+    "JournalsDep",
+    "KeyDep",
+    "MetricsDep",
+    "TopicDep",
+    "TopicsDep",
+    "get_journal",
+    "journal_of",
+    "metrics_of",
+]
+
+
+def journal_of(request: Request, topic: str, id: str) -> Journal:
+    """`JournalDep` without the dependency graph, for a hot path."""
+    key = cast(KeyRules, request.app.state.key_rules).key(topic, id)
+    return cast(Journals, request.app.state.journals).journal(key)
+
+
+def metrics_of(request: Request) -> PrometheusMetrics:
+    return cast(PrometheusMetrics, request.app.state.metrics)
+
+
+async def get_http(request: Request) -> HttpSettings:
+    return cast(HttpSettings, request.app.state.settings.http)
+
+
+async def get_journals(request: Request) -> Journals:
+    return cast(Journals, request.app.state.journals)
+
+
+async def get_topics(request: Request) -> TopicPartitions:
+    return cast(TopicPartitions, request.app.state.topics)
+
+
+async def get_metrics(request: Request) -> PrometheusMetrics:
+    return metrics_of(request)
+
+
+async def get_key(request: Request, topic: TopicPath, id: IdPath) -> Key:
+    return cast(KeyRules, request.app.state.key_rules).key(topic, id)
+
+
+async def get_topic(request: Request, topic: TopicPath) -> str:
+    return cast(KeyRules, request.app.state.key_rules).topic(topic)
+
+
+HttpDep = Annotated[HttpSettings, Depends(get_http)]
+JournalsDep = Annotated[Journals, Depends(get_journals)]
+TopicsDep = Annotated[TopicPartitions, Depends(get_topics)]
+MetricsDep = Annotated[PrometheusMetrics, Depends(get_metrics)]
+KeyDep = Annotated[Key, Depends(get_key)]
+TopicDep = Annotated[str, Depends(get_topic)]
+
+
+async def get_journal(key: KeyDep, journals: JournalsDep) -> Journal:
+    return journals.journal(key)
+
+
+JournalDep = Annotated[Journal, Depends(get_journal)]

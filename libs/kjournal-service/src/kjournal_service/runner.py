@@ -1,0 +1,59 @@
+"""`run_service(...)`: what `python -m kjournal_<service>` does.
+
+Settings from the environment (invalid ones: a message on stderr and exit status 2), JSON logs,
+then uvicorn. SIGTERM/SIGINT: uvicorn stops accepting, lets in-flight requests finish (at most
+`KJOURNAL_HTTP__GRACEFUL_SHUTDOWN_S`), then the service's lifespan closes its clients.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TypeVar
+
+import uvicorn
+from fastapi import FastAPI
+from kjournal.api.logs import configure_logging
+from pydantic import ValidationError
+
+from kjournal_service.app import ServiceSettingsLike
+
+__all__ = ["run_service"]
+
+S = TypeVar("S", bound=ServiceSettingsLike)
+
+
+def run_service(
+    name: str,
+    settings_type: Callable[[], S],
+    create_app: Callable[[S], FastAPI],
+    factory: str,
+) -> int:
+    """Serve `create_app(settings)` until stopped; the exit status.
+
+    `factory` (`"package.module:function"`) builds the app in each worker process when
+    `KJOURNAL_HTTP__WORKERS` > 1, since each opens its own clients (see `app.environment_app`).
+    """
+    try:
+        settings = settings_type()
+    except ValidationError as exc:
+        sys.stderr.write(f"{name}: invalid settings:\n{exc}\n")
+        return 2
+    http = settings.http
+    configure_logging(http.log_level, http.log_format)
+    app: FastAPI | str = create_app(settings) if http.workers == 1 else factory
+    uvicorn.run(
+        app,
+        factory=http.workers > 1,
+        workers=http.workers,
+        host=http.host,
+        port=http.port,
+        log_config=None,
+        access_log=http.access_log,
+        server_header=False,
+        proxy_headers=False,
+        timeout_graceful_shutdown=int(http.graceful_shutdown_s),
+        loop="uvloop",
+        http="httptools",
+    )
+    return 0

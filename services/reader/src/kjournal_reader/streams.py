@@ -1,0 +1,42 @@
+"""Streamed answers: NDJSON lines, and a problem line if the stream breaks after it began."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+from fastapi import Request
+from fastapi.responses import StreamingResponse
+from kjournal.api.ndjson import NDJSON_CONTENT_TYPE, Prefetched, ndjson_chunks
+from kjournal.api.problems import problem_responses
+from kjournal.api.settings import HttpSettings
+from kjournal_service.problems import stream_problem
+
+T = TypeVar("T")
+
+
+def ndjson_responses(model: str, description: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` of a streamed route: NDJSON lines of `model`, or a problem."""
+    lines = {"schema": {"$ref": f"#/components/schemas/{model}"}}
+    return {
+        200: {"description": description, "content": {NDJSON_CONTENT_TYPE: lines}},
+        **problem_responses(400, 404, 500, 503, 504),
+    }
+
+
+def ndjson_response(
+    request: Request,
+    http: HttpSettings,
+    items: AsyncIterator[T] | Prefetched[T],
+    encode: Callable[[T], Any],
+) -> StreamingResponse:
+    """`items` as NDJSON (prefetch them first, so that an early failure is a problem answer)."""
+    path = request.url.path
+
+    def on_error(exc: Exception) -> dict[str, Any]:
+        return stream_problem(exc, "GET", path)
+
+    return StreamingResponse(
+        ndjson_chunks(items, encode, http.stream_chunk_bytes, on_error),
+        media_type=NDJSON_CONTENT_TYPE,
+    )
