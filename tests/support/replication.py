@@ -60,11 +60,20 @@ async def replicate(
     partition: int,
     store: ReplicatedStore,
     until: int | None = None,
-) -> ReplicationResult:
-    """Replicate one partition from its pointer2 up to offset `until` (exclusive; default: end)."""
+    slice_records: int = 2_000,
+) -> ReplicationResult | None:
+    """Replicate one partition from its pointer2 up to offset `until` (exclusive; default: end),
+    in slices of at most `slice_records` records as a replicator's micro-batches would be."""
     if until is None:
         until = (await end_offsets(bootstrap, topic, partition + 1))[partition]
-    pointer = store.pointer2(topic, partition)
-    start = 0 if pointer is None else pointer + 1
-    records = await consume_range(bootstrap, topic, partition, start, until)
-    return replicate_partition(topic, partition, records, store, datetime.now(UTC))
+    result = None
+    while True:
+        pointer = store.pointer2(topic, partition)
+        start = 0 if pointer is None else pointer + 1
+        if start >= until:
+            return result
+        stop = min(until, start + slice_records)
+        records = await consume_range(bootstrap, topic, partition, start, stop)
+        result = replicate_partition(topic, partition, records, store, datetime.now(UTC))
+        if result.pointer2 is None or result.pointer2 < stop - 1:
+            return result  # nothing moved: the slice was empty (offsets without records)

@@ -14,21 +14,30 @@ def test_each_service_gets_its_port_and_settings(tmp_path: Path):
             "KJOURNAL_DEV_CACHE": str(tmp_path),
             "KJOURNAL_DEV_WRITER_PORT": "18081",
             "KJOURNAL_DEV_READER_PORT": "18082",
+            "KJOURNAL_DEV_REPLICATOR_PORT": "19400",
             "KJOURNAL_DEV_KAFKA_PORT": "19092",
             "KJOURNAL_DEV_TOPICS": "journal-a,journal-b",
             "KJOURNAL_DEV_KEYSPACE": "ks",
         }
     )
     by_name = {spec.name: spec for spec in SERVICES}
-    assert list(by_name) == ["writer", "reader"]
-    writer, reader = by_name["writer"], by_name["reader"]
+    assert list(by_name) == ["writer", "reader", "replicator"]
+    writer, reader, replicator = by_name["writer"], by_name["reader"], by_name["replicator"]
     assert writer.url(config) == "http://127.0.0.1:18081"
     assert reader.url(config) == "http://127.0.0.1:18082"
-    writer_env = writer.env_of(config)
+    writer_env = writer.env_of(config, tmp_path / "writer")
     assert writer_env["KJOURNAL_KAFKA__BOOTSTRAP_SERVERS"] == "127.0.0.1:19092"
     assert writer_env["KJOURNAL_HTTP__TOPIC_PREFIX"] == "journal-"
     assert not any(name.startswith("KJOURNAL_CASSANDRA") for name in writer_env)
-    assert reader.env_of(config)["KJOURNAL_CASSANDRA__KEYSPACE"] == "ks"
+    assert reader.env_of(config, tmp_path / "reader")["KJOURNAL_CASSANDRA__KEYSPACE"] == "ks"
+    replicator_env = replicator.env_of(config, tmp_path / "replicator")
+    assert replicator.url(config) == "http://127.0.0.1:19400"
+    assert replicator.health_path == "/healthz"
+    assert replicator_env["KJOURNAL_SPARK__CHECKPOINT_LOCATION"] == str(
+        tmp_path / "replicator" / "checkpoint"
+    )
+    assert replicator_env["KJOURNAL_TOPICS__PATTERN"] == "(journal\\-a|journal\\-b)"
+    assert replicator_env["KJOURNAL_SPARK__JARS_DIR"].startswith(str(tmp_path / "jars"))
 
 
 def test_a_service_that_does_not_answer_is_not_ready():
