@@ -12,18 +12,12 @@ docs/replicator.md lists every variable.
 from __future__ import annotations
 
 import re
-from typing import Any, Self
+from typing import Self
 
+from kjournal.api.settings import ServiceSettings
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.settings import CassandraSettings, Consistency
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.fields import FieldInfo
-from pydantic_settings import (
-    BaseSettings,
-    EnvSettingsSource,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-)
 
 __all__ = [
     "ApplySettings",
@@ -135,29 +129,8 @@ class HttpSettings(BaseModel):
     """How often the driver measures per-partition lag (end offset vs pointer2)."""
 
 
-class _EnvSource(EnvSettingsSource):
-    """Environment variables; a list-like value may be JSON or plain text.
-
-    pydantic-settings reads every list or dict field as JSON, so the natural
-    `KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.1,10.0.0.2` would fail to start the job; a value
-    that is not JSON goes to the field's own validator instead (CassandraSettings splits commas).
-    """
-
-    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
-        try:
-            return super().decode_complex_value(field_name, field, value)
-        except ValueError:
-            return value
-
-
-class ReplicatorSettings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="KJOURNAL_",
-        env_nested_delimiter="__",
-        env_ignore_empty=True,
-        extra="ignore",
-        frozen=True,
-    )
+class ReplicatorSettings(ServiceSettings):
+    """`KJOURNAL_*` variables, sections nested with `__` (as the writer's and reader's)."""
 
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     cassandra: CassandraSettings = Field(default_factory=CassandraSettings)
@@ -167,17 +140,6 @@ class ReplicatorSettings(BaseSettings):
     http: HttpSettings = Field(default_factory=HttpSettings)
     stop_timeout_s: float = Field(default=60.0, ge=0)
     """On SIGTERM, how long to let the running micro-batch finish before stopping the query."""
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, _EnvSource(settings_cls), dotenv_settings, file_secret_settings)
 
     @model_validator(mode="after")
     def _no_write_anywhere(self) -> Self:
