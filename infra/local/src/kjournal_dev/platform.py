@@ -193,7 +193,7 @@ class Platform:
         missing = [b for b in bundles if not (b.folder(self.config) / ".complete").exists()]
         if missing:
             report(
-                "fetching from Maven Central: "
+                f"fetching from {self.config.maven_repo_url or 'Maven Central'}: "
                 + ", ".join(f"{b.name} {b.version}" for b in missing)
             )
         with ThreadPoolExecutor(max_workers=3) as pool:
