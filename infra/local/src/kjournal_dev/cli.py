@@ -30,7 +30,8 @@ def _up(platform: Platform, args: argparse.Namespace) -> int:
         f"keyspace: {endpoints.keyspace}"
     )
     for name, url in endpoints.services.items():
-        print(f"  {name:<17} {url}   (OpenAPI: {url}/docs)")
+        extra = "/healthz, /metrics" if name == "replicator" else f"OpenAPI: {url}/docs"
+        print(f"  {name:<17} {url}   ({extra})")
     print(f"  spark kafka jars  {endpoints.spark_kafka_jars}")
     print(f"  data and logs     {endpoints.data_dir}")
     return 0
