@@ -23,7 +23,6 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.schema import SchemaSettings, migrate
 from kjournal.cassandra.session import connect
@@ -35,6 +34,7 @@ from kjournal.settings import CassandraSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
 
+from tests.support.kafka_topics import create_topic as create_topic_named
 from tests.support.replication import end_offsets, replicate
 
 KEYSPACE = "bench_read"
@@ -47,12 +47,7 @@ def host() -> str:
 
 async def create_topic(bootstrap: str, partitions: int = 1) -> str:
     name = f"journal_bench_{uuid.uuid4().hex[:8]}"
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(name, partitions, 1)])
-    finally:
-        await admin.close()
+    await create_topic_named(bootstrap, name, partitions)
     return name
 
 

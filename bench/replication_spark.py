@@ -33,7 +33,6 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from cassandra.cluster import Session
 from kjournal.cassandra.schema import SchemaSettings, migrate
 from kjournal.cassandra.session import connect
@@ -43,6 +42,8 @@ from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
 from kjournal.settings import CassandraSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
+
+from tests.support.kafka_topics import create_topic, delete_topics
 
 PARTITIONS = 8
 POLL_S = 0.02
@@ -126,24 +127,6 @@ class PointerPoller:
             if self.samples[i][1][partition] >= offset:
                 return self.samples[i][0]
         return None
-
-
-async def create_topic(bootstrap: str, name: str) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(name, PARTITIONS, 1)])
-    finally:
-        await admin.close()
-
-
-async def delete_topic(bootstrap: str, name: str) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics([name])
-    finally:
-        await admin.close()
 
 
 def free_port() -> int:
@@ -283,7 +266,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
     keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
     topic = f"journal_bench_{uuid.uuid4().hex[:10]}"
     migrate(session, SchemaSettings(keyspace=keyspace))
-    await create_topic(endpoints.kafka_bootstrap, topic)
+    await create_topic(endpoints.kafka_bootstrap, topic, PARTITIONS)
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     replicator = start_replicator(endpoints, keyspace, topic, folder, params)
     poller = PointerPoller(session, keyspace, topic)
@@ -318,7 +301,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
             f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; log: {folder / 'replicator.log'}"
         )
         session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
-        await delete_topic(endpoints.kafka_bootstrap, topic)
+        await delete_topics(endpoints.kafka_bootstrap, [topic])
 
 
 def main() -> None:

@@ -10,10 +10,10 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from cassandra.cluster import Cluster, Session
 from kjournal_dev.platform import Endpoints
 
+from tests.support.kafka_topics import create_topic, delete_topics
 from tests.support.platform import keep_platform, start_platform, unique_name
 
 
@@ -42,31 +42,13 @@ def cassandra_session(cassandra_cluster: Cluster) -> Session:
     return cassandra_cluster.connect()
 
 
-async def _create_topic(bootstrap: str, name: str, partitions: int) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(name, partitions, 1)])
-    finally:
-        await admin.close()
-
-
-async def _delete_topic(bootstrap: str, name: str) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics([name])
-    finally:
-        await admin.close()
-
-
 @pytest.fixture
 def topic(kafka_bootstrap: str) -> Iterator[str]:
     """A fresh 4-partition journal topic, deleted after the test."""
     name = unique_name("journal_t")
-    asyncio.run(_create_topic(kafka_bootstrap, name, 4))
+    asyncio.run(create_topic(kafka_bootstrap, name, 4))
     yield name
-    asyncio.run(_delete_topic(kafka_bootstrap, name))
+    asyncio.run(delete_topics(kafka_bootstrap, [name]))
 
 
 @pytest.fixture

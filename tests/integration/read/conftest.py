@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.schema import SchemaSettings, migrate
@@ -26,6 +25,8 @@ from kjournal.replicate import replicate_partition
 from kjournal.settings import CassandraSettings
 from kjournal_dev.platform import Endpoints
 
+from tests.support.kafka_topics import create_topic as create_topic_named
+from tests.support.kafka_topics import delete_topics
 from tests.support.replication import consume_range, end_offsets, replicate
 
 
@@ -94,12 +95,7 @@ async def read_all(
 
 async def create_topic(bootstrap: str, partitions: int) -> str:
     name = f"journal_r_{uuid.uuid4().hex[:10]}"
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(name, partitions, 1)])
-    finally:
-        await admin.close()
+    await create_topic_named(bootstrap, name, partitions)
     await asyncio.sleep(0.2)  # let the new partitions' leaders settle
     return name
 
@@ -132,9 +128,4 @@ async def stack(
             writer,
             metrics,  # type: ignore[arg-type]
         )
-    admin = AIOKafkaAdminClient(bootstrap_servers=platform.kafka_bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics([topic])
-    finally:
-        await admin.close()
+    await delete_topics(platform.kafka_bootstrap, [topic])

@@ -14,7 +14,8 @@ from kjournal.cassandra.session import connect
 from kjournal.settings import CassandraSettings
 from kjournal_dev.platform import Endpoints
 
-from tests.integration.spark.support import create_topic, delete_topics
+from tests.integration.spark.support import PARTITIONS
+from tests.support.kafka_topics import create_topic, delete_topics
 from tests.support.platform import unique_name
 
 
@@ -54,7 +55,7 @@ def new_topic(kafka_bootstrap: str, topic_prefix: str) -> Iterator[Callable[[], 
 
     def make() -> str:
         name = f"{topic_prefix}_{len(created)}"
-        asyncio.run(create_topic(kafka_bootstrap, name))
+        asyncio.run(create_topic(kafka_bootstrap, name, PARTITIONS))
         created.append(name)
         return name
 

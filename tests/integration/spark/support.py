@@ -18,7 +18,6 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.tables import TableNames
@@ -29,24 +28,6 @@ from kjournal_dev.platform import Endpoints
 from tests.support.replication import end_offsets
 
 PARTITIONS = 4
-
-
-async def create_topic(bootstrap: str, name: str, partitions: int = PARTITIONS) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(name, partitions, 1)])
-    finally:
-        await admin.close()
-
-
-async def delete_topics(bootstrap: str, names: list[str]) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics(names)
-    finally:
-        await admin.close()
 
 
 def free_port() -> int:

@@ -91,21 +91,8 @@ JOURNAL_INSERT_COLUMNS: Final = (
     "headers",
 )
 
-JOURNAL_SELECT_COLUMNS: Final = (
-    "seq_nr",
-    "partition",
-    "offset",
-    "timestamp",
-    "origin",
-    "version",
-    "meta_record_id",
-    "tags",
-    "payload_type",
-    "payload_txt",
-    "payload_bin",
-    "metadata",
-    "headers",
-)
+# a row's columns without its partition key (id, topic, segment), in insert order
+JOURNAL_SELECT_COLUMNS: Final = JOURNAL_INSERT_COLUMNS[3:]
 META_RECORD_ID_INDEX: Final = JOURNAL_SELECT_COLUMNS.index("meta_record_id")
 
 
