@@ -54,6 +54,7 @@ __all__ = [
     "journal_head_from_row",
     "journal_head_values",
     "journal_insert_cql",
+    "journal_insert_rows",
     "journal_insert_values",
     "journal_select_cql",
     "metajournal_head_cql",
@@ -163,27 +164,61 @@ def journal_insert_values(
     key: Key, segment: int, record: EventRecord, meta_record_id: uuid.UUID | None
 ) -> tuple[Any, ...]:
     """Bind values for `journal_insert_cql`, one event of `key` in journal segment `segment`."""
-    event = record.event
-    payload_type, payload_txt, payload_bin = payload_to_columns(event.payload)
-    position = record.partition_offset
-    return (
-        key.id,
-        key.topic,
-        segment,
-        event.seq_nr,
-        position.partition,
-        position.offset,
-        record.timestamp,
-        _unset_if_none(record.origin),
-        _unset_if_none(record.version),
-        _unset_if_none(meta_record_id),
-        event.tags or UNSET_VALUE,
-        _unset_if_none(payload_type),
-        _unset_if_none(payload_txt),
-        _unset_if_none(payload_bin),
-        record_metadata_to_json(record.metadata),
-        dict(record.headers) if record.headers else UNSET_VALUE,
-    )
+    return journal_insert_rows(key, segment, (record,), meta_record_id)[0]
+
+
+def journal_insert_rows(
+    key: Key, segment: int, records: Iterable[EventRecord], meta_record_id: uuid.UUID | None
+) -> list[tuple[Any, ...]]:
+    """`journal_insert_values` of many events. The columns that come from the Kafka record are
+    computed once per record and shared (the same objects) by its events' rows."""
+    rows: list[tuple[Any, ...]] = []
+    record_of: tuple[object, ...] = ()
+    shared: tuple[Any, ...] = ()
+    metadata: str = ""
+    headers: object = UNSET_VALUE
+    for record in records:
+        source = (
+            record.partition_offset,
+            record.timestamp,
+            record.origin,
+            record.version,
+            record.metadata,
+            record.headers,
+        )
+        if len(record_of) != len(source) or any(
+            a is not b for a, b in zip(source, record_of, strict=True)
+        ):
+            record_of = source
+            position = record.partition_offset
+            shared = (
+                position.partition,
+                position.offset,
+                record.timestamp,
+                _unset_if_none(record.origin),
+                _unset_if_none(record.version),
+                _unset_if_none(meta_record_id),
+            )
+            metadata = record_metadata_to_json(record.metadata)
+            headers = dict(record.headers) if record.headers else UNSET_VALUE
+        event = record.event
+        payload_type, payload_txt, payload_bin = payload_to_columns(event.payload)
+        rows.append(
+            (
+                key.id,
+                key.topic,
+                segment,
+                event.seq_nr,
+                *shared,
+                event.tags or UNSET_VALUE,
+                _unset_if_none(payload_type),
+                _unset_if_none(payload_txt),
+                _unset_if_none(payload_bin),
+                metadata,
+                headers,
+            )
+        )
+    return rows
 
 
 def _unset_if_none(value: object) -> object:

@@ -1,15 +1,20 @@
 """CassandraReplicatedStore: the replicator's write side of the eventual store (ports.ReplicatedStore).
 
 `write` runs the planned steps of many journals (`kjournal.fold.plan`) in waves: wave k holds the
-k-th step of every journal still going, its statements run concurrently through the driver's
-callback machinery (`execute_concurrent`, at most `concurrency` in flight) and every one of them
-is acknowledged before wave k+1 starts. So a journal's rows are in before its `metajournal` head
-(anatomy §6.4, docs/replication.md), and no thread waits per journal: the client's CPU per
-statement is about half of what a thread per journal costs.
+k-th step of every journal still going, and every statement of wave k is acknowledged before wave
+k+1 starts. So a journal's rows are in before its `metajournal` head (anatomy §6.4,
+docs/replication.md).
 
-Journal rows of one segment (one Cassandra partition) go in UNLOGGED batches whose estimated size
-stays under `max_batch_bytes` (Cassandra fails batches over `batch_size_fail_threshold`, 50 KiB by
-default); a row bigger than that goes alone. Every statement is an idempotent upsert or delete,
+The Python driver spends far more CPU per request than per statement, so requests carry many
+statements: a wave's statements, whatever their journals, are packed into UNLOGGED batches of at
+most `max_batch_statements` statements whose estimated size stays under `max_batch_bytes`
+(Cassandra fails batches over `batch_size_fail_threshold`, 50 KiB by default); a statement bigger
+than that goes alone. The writes of one wave never touch the same row twice (a step's writes are
+independent, and journals are disjoint), so the shared write timestamp of a batch orders nothing
+that matters. Batches run concurrently through the driver's callback machinery
+(`execute_concurrent`, at most `concurrency` in flight); a failed batch fails every journal in it.
+Head lookups are grouped the same way: one query reads the heads of up to `HEAD_LOOKUP_GROUP`
+journals (IN on both the bucket and the id). Every statement is an idempotent upsert or delete,
 so the driver may retry it. Synchronous on purpose: the replicator runs inside Spark tasks.
 """
 
@@ -26,6 +31,7 @@ from cassandra.cluster import Session
 from cassandra.concurrent import execute_concurrent, execute_concurrent_with_args
 from cassandra.query import BatchStatement, BatchType, PreparedStatement, Statement
 
+from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.rows import (
     JOURNAL_INSERT_COLUMNS,
     METAJOURNAL_HEAD_COLUMNS,
@@ -33,7 +39,7 @@ from kjournal.cassandra.rows import (
     journal_head_from_row,
     journal_head_values,
     journal_insert_cql,
-    journal_insert_values,
+    journal_insert_rows,
     quarantine_insert_cql,
     quarantine_insert_values,
 )
@@ -57,12 +63,26 @@ from kjournal.model import Key
 from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
-__all__ = ["DEFAULT_MAX_BATCH_BYTES", "CassandraReplicatedStore"]
+__all__ = [
+    "DEFAULT_MAX_BATCH_BYTES",
+    "DEFAULT_MAX_BATCH_STATEMENTS",
+    "HEAD_LOOKUP_GROUP",
+    "CassandraReplicatedStore",
+]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BATCH_BYTES = 40 * 1024
 """Below Cassandra's default batch_size_fail_threshold (50 KiB), with room for estimate error."""
+
+DEFAULT_MAX_BATCH_STATEMENTS = 64
+"""Statements per batch: enough to make the driver's per-request cost small, few enough that one
+coordinator's fan-out stays modest on a real cluster."""
+
+HEAD_LOOKUP_GROUP = 16
+"""Journals per head query; measured on the local node, larger groups gain nothing."""
+
+_SMALL_STATEMENT = 160  # a head or delete statement in a batch, roughly
 
 _HEAD_INSERT_EXTRA = ("created", "created_date", "updated", "origin")
 _ROW_OVERHEAD = 96  # keys, seqNr, partition, offset, timestamp, uuid and framing, roughly
@@ -85,7 +105,8 @@ class CassandraReplicatedStore:
     """`ReplicatedStore` over the journal's Cassandra tables.
 
     segment_size: the `journal` segment size given to journals created from now on.
-    concurrency: statements in flight at once (per call).
+    max_batch_bytes, max_batch_statements: bounds of one batch (see the module docstring).
+    concurrency: requests in flight at once (per call).
     """
 
     def __init__(
@@ -95,14 +116,16 @@ class CassandraReplicatedStore:
         *,
         segment_size: int = DEFAULT_SEGMENT_SIZE,
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+        max_batch_statements: int = DEFAULT_MAX_BATCH_STATEMENTS,
         concurrency: int = 64,
     ) -> None:
-        if max_batch_bytes < 1 or concurrency < 1:
-            raise ValueError("max_batch_bytes and concurrency must be positive")
+        if min(max_batch_bytes, max_batch_statements, concurrency) < 1:
+            raise ValueError("max_batch_bytes, max_batch_statements and concurrency must be positive")
         self._session = session
         self._tables = tables
         self.segment_size = segment_size
         self._max_batch_bytes = max_batch_bytes
+        self._max_batch_statements = max_batch_statements
         self._concurrency = concurrency
         self._lock = threading.Lock()
         # Heads found in the old 100-bucket layout are written where they are (anatomy §3.4).
@@ -112,7 +135,7 @@ class CassandraReplicatedStore:
         metajournal = tables.qualified(tables.metajournal)
         pointer2 = tables.qualified(tables.pointer2)
         quarantine = tables.qualified(tables.quarantine)
-        self._insert_row = self._prepare(journal_insert_cql(tables))
+        self._insert_row = self._binder(journal_insert_cql(tables))
         self._delete_segment = self._prepare(
             f"DELETE FROM {journal} WHERE id = ? AND topic = ? AND segment = ?"
         )
@@ -120,11 +143,11 @@ class CassandraReplicatedStore:
             f"DELETE FROM {journal} WHERE id = ? AND topic = ? AND segment = ? AND seq_nr <= ?"
         )
         self._select_heads = self._prepare(
-            f"SELECT segment, {', '.join(METAJOURNAL_HEAD_COLUMNS)} FROM {metajournal} "
-            "WHERE topic = ? AND segment IN ? AND id = ?"
+            f"SELECT segment, id, {', '.join(METAJOURNAL_HEAD_COLUMNS)} FROM {metajournal} "
+            "WHERE topic = ? AND segment IN ? AND id IN ?"
         )
         columns = ("topic", "segment", "id", *METAJOURNAL_HEAD_COLUMNS, *_HEAD_INSERT_EXTRA)
-        self._insert_head = self._prepare(
+        self._insert_head = self._binder(
             f"INSERT INTO {metajournal} ({', '.join(columns)}) "
             f"VALUES ({', '.join('?' * len(columns))})"
         )
@@ -142,6 +165,7 @@ class CassandraReplicatedStore:
             f"UPDATE {pointer2} SET offset = ?, updated = ? WHERE topic = ? AND partition = ?"
         )
         self._insert_quarantine = self._prepare(quarantine_insert_cql(tables))
+        self._quarantined_journals = self._prepare(f"SELECT DISTINCT topic, id FROM {quarantine}")
         self._first_quarantined = self._prepare(
             f"SELECT partition, offset FROM {quarantine} WHERE topic = ? AND id = ? LIMIT 1"
         )
@@ -167,7 +191,7 @@ class CassandraReplicatedStore:
             self._session.execute(statement, execution_profile=WRITE_PROFILE)
 
     def heads(self, keys: Sequence[Key]) -> list[JournalHead | None]:
-        """One request per journal for both bucket layouts; the current one wins."""
+        """Both bucket layouts of up to `HEAD_LOOKUP_GROUP` journals per query; the current wins."""
         buckets = [
             (
                 metajournal_bucket(key.id, METAJOURNAL_BUCKETS),
@@ -175,17 +199,31 @@ class CassandraReplicatedStore:
             )
             for key in keys
         ]
-        args = [(key.topic, list(pair), key.id) for key, pair in zip(keys, buckets, strict=True)]
-        results = self._read_all(self._select_heads, args, "reading journal heads")
+        by_topic: dict[str, list[int]] = {}
+        for index, key in enumerate(keys):
+            by_topic.setdefault(key.topic, []).append(index)
+        args = []
+        for topic, indexes in by_topic.items():
+            for start in range(0, len(indexes), HEAD_LOOKUP_GROUP):
+                group = indexes[start : start + HEAD_LOOKUP_GROUP]
+                segments = sorted({bucket for index in group for bucket in buckets[index]})
+                ids = list(dict.fromkeys(keys[index].id for index in group))
+                args.append((topic, segments, ids))
+        found: dict[tuple[str, str], dict[int, tuple[Any, ...]]] = {}
+        for (topic, _, _), rows in zip(
+            args, self._read_all(self._select_heads, args, "reading journal heads"), strict=True
+        ):
+            for segment, id, *head in rows:
+                found.setdefault((topic, id), {})[segment] = tuple(head)
         heads: list[JournalHead | None] = []
         with self._lock:
-            for key, (current, old), rows in zip(keys, buckets, results, strict=True):
-                found = {row[0]: row[1:] for row in rows}
-                if current not in found and old in found:
+            for key, (current, old) in zip(keys, buckets, strict=True):
+                by_segment = found.get((key.topic, key.id), {})
+                if current not in by_segment and old in by_segment:
                     self._old_buckets[key] = old
                 else:
                     self._old_buckets.pop(key, None)
-                row = found.get(current, found.get(old))
+                row = by_segment.get(current, by_segment.get(old))
                 heads.append(None if row is None else journal_head_from_row(row))
         return heads
 
@@ -198,12 +236,13 @@ class CassandraReplicatedStore:
             ]
         waves = max((len(steps) for _, steps in journals), default=0)
         for wave in range(waves):
-            owners: list[int] = []
+            owners: list[set[int]] = []
 
-            def statements(wave: int = wave, owners: list[int] = owners) -> Iterator[Any]:
+            def requests(wave: int = wave, owners: list[set[int]] = owners) -> Iterator[Any]:
                 # Consumed by the driver as requests complete (on its I/O thread, under its
                 # lock), so statements are built while Cassandra works. It must not raise: a
                 # journal whose statements cannot be built fails alone.
+                batch = _Batch()
                 for index, (key, steps) in enumerate(journals):
                     if errors[index] is not None or wave >= len(steps):
                         continue
@@ -218,21 +257,33 @@ class CassandraReplicatedStore:
                         continue
                     if any(isinstance(write, InsertHead) for write in steps[wave]):
                         buckets[index] = metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
-                    for statement in built:
-                        owners.append(index)
-                        yield statement, None
+                    for statement, size in built:
+                        if batch.statements and (
+                            batch.size + size > self._max_batch_bytes
+                            or len(batch.statements) >= self._max_batch_statements
+                        ):
+                            owners.append(batch.owners)
+                            yield batch.request(), None
+                            batch = _Batch()
+                        batch.add(statement, size, index)
+                if batch.statements:
+                    owners.append(batch.owners)
+                    yield batch.request(), None
 
             results = execute_concurrent(
                 self._session,
-                statements(),
+                requests(),
                 concurrency=self._concurrency,
                 raise_on_first_error=False,
                 execution_profile=WRITE_PROFILE,
             )
-            for index, (ok, outcome) in zip(owners, results, strict=True):
-                if not ok and errors[index] is None:
-                    key = journals[index][0]
-                    errors[index] = translate_error(outcome, f"replicating {key}") or outcome
+            for indexes, (ok, outcome) in zip(owners, results, strict=True):
+                if ok:
+                    continue
+                for index in indexes:
+                    if errors[index] is None:
+                        key = journals[index][0]
+                        errors[index] = translate_error(outcome, f"replicating {key}") or outcome
         with self._lock:
             for (key, steps), error in zip(journals, errors, strict=True):
                 if error is None and any(
@@ -256,7 +307,14 @@ class CassandraReplicatedStore:
 
     def quarantined_from(self, topic: str, partition: int, ids: Collection[str]) -> dict[str, int]:
         what = f"reading quarantined journals of {topic}"
-        ids = list(ids)
+        # One scan of the (normally tiny) set of quarantined journals per slice, rather than a
+        # query per journal; only the journals found there are looked at closer.
+        wanted = set(ids)
+        with driver_errors(what):
+            listed = self._session.execute(
+                self._quarantined_journals.bind(()), execution_profile=READ_PROFILE
+            )
+            ids = [id for listed_topic, id in listed if listed_topic == topic and id in wanted]
         results = self._read_all(self._first_quarantined, [(topic, id) for id in ids], what)
         found: dict[str, int] = {}
         for id, rows in zip(ids, results, strict=True):
@@ -274,46 +332,38 @@ class CassandraReplicatedStore:
 
     # Statements
 
-    def _statements(self, key: Key, bucket: int, write: Write) -> Iterator[Statement]:
+    def _statements(self, key: Key, bucket: int, write: Write) -> Iterator[tuple[Statement, int]]:
+        """The statements of one write, each with its estimated size in a batch."""
         if isinstance(write, InsertRows):
-            yield from self._row_batches(key, write)
+            rows = journal_insert_rows(key, write.segment, write.events, write.meta_record_id)
+            for statement, values in zip(self._insert_row.bind_all(rows), rows, strict=True):
+                yield statement, _estimate(values)
         elif isinstance(write, DeleteRows):
             if write.to is None:
-                yield self._delete_segment.bind((key.id, key.topic, write.segment))
+                values = (key.id, key.topic, write.segment)
+                yield self._delete_segment.bind(values), _SMALL_STATEMENT
             else:
-                yield self._delete_segment_to.bind((key.id, key.topic, write.segment, write.to))
+                values = (key.id, key.topic, write.segment, write.to)
+                yield self._delete_segment_to.bind(values), _SMALL_STATEMENT
         elif isinstance(write, InsertHead):
             # A new head always goes to the current layout, whatever held the previous one.
             current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
             created = write.created.astimezone(UTC)
             values = (key.topic, current, key.id, *journal_head_values(write.head))
             values += (created, created.date(), created, write.origin)
-            yield self._insert_head.bind(values)
+            yield self._insert_head.bind(values), _SMALL_STATEMENT
         elif isinstance(write, UpdateHead):
-            yield self._update_head(write).bind(_update_values(key, bucket, write))
+            values = _update_values(key, bucket, write)
+            yield self._update_head(write).bind(values), _SMALL_STATEMENT
         else:
             assert isinstance(write, DeleteHead)
-            yield self._delete_head.bind((key.topic, bucket, key.id))
+            yield self._delete_head.bind((key.topic, bucket, key.id)), _SMALL_STATEMENT
 
-    def _row_batches(self, key: Key, write: InsertRows) -> Iterator[Statement]:
-        batch: list[Statement] = []
-        size = 0
-        for event in write.events:
-            values = journal_insert_values(key, write.segment, event, write.meta_record_id)
-            row_size = _estimate(values)
-            if batch and size + row_size > self._max_batch_bytes:
-                yield _batch(batch)
-                batch, size = [], 0
-            batch.append(self._insert_row.bind(values))
-            size += row_size
-        if batch:
-            yield _batch(batch)
-
-    def _update_head(self, write: UpdateHead) -> PreparedStatement:
+    def _update_head(self, write: UpdateHead) -> Binder:
         expiry = 1 if write.expiry is not None else 2 if write.remove_expiry else 0
         return self._update_heads[(write.seq_nr is not None, write.delete_to is not None, expiry)]
 
-    def _prepare_update_heads(self) -> dict[tuple[bool, bool, int], PreparedStatement]:
+    def _prepare_update_heads(self) -> dict[tuple[bool, bool, int], Binder]:
         """Every shape of head UPDATE, prepared up front: statements are built on the driver's
         I/O thread (see `write`), where a blocking prepare would wait for itself."""
         metajournal = self._tables.qualified(self._tables.metajournal)
@@ -328,7 +378,7 @@ class CassandraReplicatedStore:
                 sets += ["expire_after = ?", "expire_on = ?"]
             elif expiry == 2:
                 sets += ["expire_after = null", "expire_on = null"]
-            statements[(seq_nr, delete_to, expiry)] = self._prepare(
+            statements[(seq_nr, delete_to, expiry)] = self._binder(
                 f"UPDATE {metajournal} SET {', '.join(sets)} WHERE topic = ? AND segment = ? AND id = ?"
             )
         return statements
@@ -340,6 +390,9 @@ class CassandraReplicatedStore:
             statement = self._session.prepare(cql)
         statement.is_idempotent = True
         return statement
+
+    def _binder(self, cql: str) -> Binder:
+        return Binder(self._prepare(cql))
 
     def _one(self, statement: PreparedStatement, values: tuple[Any, ...], what: str) -> Any:
         with driver_errors(what):
@@ -364,14 +417,27 @@ class CassandraReplicatedStore:
             return [list(result) for _, result in results]
 
 
-def _batch(statements: list[Statement]) -> Statement:
-    if len(statements) == 1:
-        return statements[0]
-    batch = BatchStatement(batch_type=BatchType.UNLOGGED)
-    for statement in statements:
-        batch.add(statement)
-    batch.is_idempotent = True
-    return batch
+class _Batch:
+    """Statements bound for one request, and the journals (indexes) they belong to."""
+
+    def __init__(self) -> None:
+        self.statements: list[Statement] = []
+        self.owners: set[int] = set()
+        self.size = 0
+
+    def add(self, statement: Statement, size: int, owner: int) -> None:
+        self.statements.append(statement)
+        self.owners.add(owner)
+        self.size += size
+
+    def request(self) -> Statement:
+        if len(self.statements) == 1:
+            return self.statements[0]
+        batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+        for statement in self.statements:
+            batch.add(statement)
+        batch.is_idempotent = True
+        return batch
 
 
 def _estimate(values: tuple[Any, ...]) -> int:

@@ -3,12 +3,20 @@
 Writing: compact (no spaces), object keys in insertion order, non-ASCII as raw UTF-8, control
 characters and DEL escaped (`\\n`, `\\u001f`, `\\u007f`). Reading: UTF-8 only, exactly one JSON
 value, no NaN/Infinity. Both raise ValueError; callers turn it into their own error class.
+
+Writing goes through orjson (several times faster; the replicator writes every JSON payload it
+stores) and falls back to the standard library whenever orjson would differ in what it accepts:
+orjson writes NaN and infinities as `null` and refuses integers beyond 64 bits, so any output with
+a `null` and any orjson error take the strict standard path. Reading stays on the standard
+library: orjson turns integers beyond 64 bits into floats, silently.
 """
 
 from __future__ import annotations
 
 import json
 from typing import NoReturn
+
+import orjson
 
 from kjournal.model import JsonValue
 
@@ -22,10 +30,20 @@ _LONG_MAX = 2**63 - 1
 
 _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _decoder = json.JSONDecoder(parse_constant=_reject_constant)
+# Dataclasses and datetimes are not JSON values: let them fail on the standard path.
+_ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 def dumps(value: object) -> str:
     """Compact JSON text; ValueError for values JSON cannot hold (NaN, sets, lone surrogates)."""
+    try:
+        fast = orjson.dumps(value, option=_ORJSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        pass
+    else:
+        if b"null" not in fast:
+            text = fast.decode("utf-8")
+            return text.replace("\x7f", "\\u007f") if "\x7f" in text else text
     try:
         text = _encoder.encode(value)
     except (TypeError, RecursionError) as exc:
