@@ -8,7 +8,9 @@ KJOURNAL_DEV_CASSANDRA_PORT):
 
 * one:  1 journal × 100 000 events, appends of --events-per-append events;
 * many: 10 000 journals × 10 events, appends of --events-per-append events, the journals'
-  records interleaved at random across the partition.
+  records interleaved at random across the partition;
+* custom: --journals × --events, interleaved the same way (e.g. the shape of one partition's
+  slice in the Spark bench: --journals 125 --events 100 --events-per-append 1 --slice 2500).
 
 Kafka records are built (encoded) before the clock starts; the timed part is everything the
 replicator does per slice: pointer2, header and payload decoding, folding, quarantine check,
@@ -143,7 +145,9 @@ def run(store: CassandraReplicatedStore, workload: Workload, args: argparse.Name
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", choices=("one", "many", "both"), default="both")
+    parser.add_argument("--scenario", choices=("one", "many", "both", "custom"), default="both")
+    parser.add_argument("--journals", type=int, default=1000, help="custom scenario")
+    parser.add_argument("--events", type=int, default=100, help="custom: events per journal")
     parser.add_argument("--slice", type=int, default=5000, help="records per slice")
     parser.add_argument("--events-per-append", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=64, help="statements in flight")
@@ -165,6 +169,12 @@ def main() -> None:
             f"{args.concurrency} statements in flight, segment size {args.segment_size}, "
             f"write consistency {settings.write_consistency.value}, JSON payloads"
         )
+        workloads = dict(WORKLOADS)
+        workloads["custom"] = Workload(
+            f"{args.journals:,} journals × {args.events:,} events".replace(",", " "),
+            args.journals,
+            args.events,
+        )
         names = ["one", "many"] if args.scenario == "both" else [args.scenario]
         for name in names:
             keyspace = f"kjrepl_bench_{uuid.uuid4().hex[:10]}"
@@ -176,7 +186,7 @@ def main() -> None:
                 segment_size=args.segment_size,
                 concurrency=args.concurrency,
             )
-            run(store, WORKLOADS[name], args)
+            run(store, workloads[name], args)
     finally:
         if not args.keep:
             for keyspace in keyspaces:

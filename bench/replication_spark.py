@@ -3,13 +3,17 @@
 Runs `python -m kjournal_replicator` (local[2]) against the platform of `scripts/dev up` (started
 if needed) on a fresh topic and keyspace, then measures:
 
-1. throughput: JOURNALS journals × EVENTS events appended through the Journal API as fast as
-   possible while the (warmed-up) replicator runs; events per second from the first append to
+1. catch-up: JOURNALS journals × EVENTS events are appended while no replicator runs (a replicator
+   that was offline); then the replicator starts with at most CATCH_UP_TRIGGER records per
+   micro-batch. Events per second from the end of its first micro-batch (start-up excluded) to
    pointer2 covering every partition's end;
-2. latency: appends at a steady RATE events/s for SECONDS; for each, the time from the broker's
+2. live throughput: as many events again, appended through the Journal API as fast as possible
+   while the (warmed-up) replicator runs; events per second from the first append to pointer2
+   covering every partition's end. The appender shares the two cores, so this is lower;
+3. latency: appends at a steady RATE events/s for SECONDS; for each, the time from the broker's
    acknowledgement until pointer2 of its partition covers its offset (rows are written before
-   pointer2 moves, so that is when a read from Cassandra alone sees it). pointer2 is polled every
-   POLL_S, which bounds the resolution.
+   pointer2 moves, so that is when a read from Cassandra alone sees it). pointer2 of every
+   partition is read in one query every POLL_S, which bounds the resolution.
 
 Prints parameters, host and figures; asserts nothing.
 """
@@ -47,6 +51,7 @@ from tests.support.kafka_topics import create_topic, delete_topics
 
 PARTITIONS = 8
 POLL_S = 0.02
+CATCH_UP_TRIGGER = 20_000
 PAYLOAD: dict[str, JsonValue] = {
     "type": "FundsDeposited",
     "amount": 12_500,
@@ -87,7 +92,7 @@ class PointerPoller:
 
     def __init__(self, session: Session, keyspace: str, topic: str) -> None:
         self._statement = session.prepare(
-            f"SELECT offset FROM {keyspace}.pointer2 WHERE topic = ? AND partition = ?"
+            f"SELECT partition, offset FROM {keyspace}.pointer2 WHERE topic = ? AND partition IN ?"
         )
         self._session = session
         self._topic = topic
@@ -96,14 +101,10 @@ class PointerPoller:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def read(self) -> list[int]:
-        futures = [
-            self._session.execute_async(self._statement, (self._topic, p))
-            for p in range(PARTITIONS)
-        ]
-        offsets = []
-        for future in futures:
-            row = future.result().one()
-            offsets.append(-1 if row is None else int(row[0]))
+        offsets = [-1] * PARTITIONS
+        rows = self._session.execute(self._statement, (self._topic, list(range(PARTITIONS))))
+        for partition, offset in rows:
+            offsets[partition] = int(offset)
         return offsets
 
     def _run(self) -> None:
@@ -118,7 +119,8 @@ class PointerPoller:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def visible_at(self, partition: int, offset: int, after: float) -> float | None:
         """The first sample at or after `after` whose pointer2 covers the offset."""
@@ -136,7 +138,13 @@ def free_port() -> int:
 
 
 def start_replicator(
-    endpoints: Endpoints, keyspace: str, topic: str, folder: Path, params: Parameters
+    endpoints: Endpoints,
+    keyspace: str,
+    topic: str,
+    folder: Path,
+    params: Parameters,
+    *,
+    max_offsets_per_trigger: int | None = None,
 ) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_")}
     env.update(
@@ -154,6 +162,8 @@ def start_replicator(
             "KJOURNAL_HTTP__PORT": str(free_port()),
         }
     )
+    if max_offsets_per_trigger is not None:
+        env["KJOURNAL_SPARK__MAX_OFFSETS_PER_TRIGGER"] = str(max_offsets_per_trigger)
     log = (folder / "replicator.log").open("ab")
     return subprocess.Popen(
         [sys.executable, "-m", "kjournal_replicator"],
@@ -162,6 +172,15 @@ def start_replicator(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def stop(replicator: subprocess.Popen[bytes]) -> int:
+    replicator.send_signal(signal.SIGTERM)
+    try:
+        return replicator.wait(120)
+    except subprocess.TimeoutExpired:
+        os.killpg(replicator.pid, signal.SIGKILL)
+        return replicator.wait()
 
 
 def events(first: int, count: int) -> list[Event]:
@@ -182,27 +201,54 @@ def wait_covered(poller: PointerPoller, ends: dict[int, int], timeout: float) ->
     raise TimeoutError("replication did not catch up in time")
 
 
-async def throughput(
-    journals: Journals, topic: str, params: Parameters, poller: PointerPoller
-) -> None:
-    total = params.journals * params.events
+async def append_all(
+    journals: Journals, topic: str, prefix: str, params: Parameters
+) -> dict[int, int]:
+    """JOURNALS × EVENTS events, as fast as possible; the end offset of each partition."""
     ends: dict[int, int] = {}
     semaphore = asyncio.Semaphore(params.concurrency)
 
     async def one(index: int) -> None:
-        journal = journals.journal(Key(topic, f"bench-{index}"))
+        journal = journals.journal(Key(topic, f"{prefix}-{index}"))
         for first in range(1, params.events + 1, params.per_append):
             async with semaphore:
                 result = await journal.append(events(first, params.per_append))
             position = result.partition_offset
             ends[position.partition] = max(ends.get(position.partition, 0), position.offset + 1)
 
-    started = time.monotonic()
     await asyncio.gather(*(one(i) for i in range(params.journals)))
+    return ends
+
+
+def catch_up(poller: PointerPoller, ends: dict[int, int], per_record: int) -> None:
+    """Wait for the first micro-batch, then time the rest of the backlog."""
+    deadline = time.monotonic() + 600
+    while (covered := sum(o + 1 for o in poller.read())) == 0:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the replicator did not start in time")
+        time.sleep(POLL_S)
+    first_batch_done = time.monotonic()
+    done = wait_covered(poller, ends, 600)
+    total = sum(ends.values())
+    rest = (total - covered) * per_record
+    print(
+        f"catch-up: {total * per_record:,} events waiting; after the first micro-batch "
+        f"({covered * per_record:,} events, start-up included), the other {rest:,} in "
+        f"{done - first_batch_done:.1f} s: {rest / (done - first_batch_done):,.0f} events/s "
+        f"(at most {CATCH_UP_TRIGGER:,} records per micro-batch)"
+    )
+
+
+async def throughput(
+    journals: Journals, topic: str, params: Parameters, poller: PointerPoller
+) -> None:
+    total = params.journals * params.events
+    started = time.monotonic()
+    ends = await append_all(journals, topic, "bench", params)
     produced = time.monotonic()
     done = await asyncio.to_thread(wait_covered, poller, ends, 600)
     print(
-        f"throughput: {total:,} events in {total // params.per_append:,} records; appended in "
+        f"live throughput: {total:,} events in {total // params.per_append:,} records; appended in "
         f"{produced - started:.1f} s ({total / (produced - started):,.0f} events/s); replicated "
         f"{done - started:.1f} s after the first append, {done - produced:.1f} s after the last: "
         f"{total / (done - started):,.0f} events/s"
@@ -268,13 +314,19 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
     migrate(session, SchemaSettings(keyspace=keyspace))
     await create_topic(endpoints.kafka_bootstrap, topic, PARTITIONS)
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
-    replicator = start_replicator(endpoints, keyspace, topic, folder, params)
     poller = PointerPoller(session, keyspace, topic)
+    settings = JournalsSettings(kafka=KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap))
+    replicator = None
     try:
-        settings = JournalsSettings(
-            kafka=KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
-        )
         async with Journals(settings) as journals:
+            ends = await append_all(journals, topic, "backlog", params)
+            replicator = start_replicator(
+                endpoints, keyspace, topic, folder, params, max_offsets_per_trigger=CATCH_UP_TRIGGER
+            )
+            await asyncio.to_thread(catch_up, poller, ends, params.per_append)
+            stop(replicator)
+            # Resumes from the first one's checkpoint, with the default micro-batch size.
+            replicator = start_replicator(endpoints, keyspace, topic, folder, params)
             # Warm-up: Spark and the Python workers start, connect and import once.
             warm_started = time.monotonic()
             result = await journals.journal(Key(topic, "warm-up")).append(events(1, 1))
@@ -290,12 +342,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
             await latency(journals, topic, params, poller)
     finally:
         poller.stop()
-        replicator.send_signal(signal.SIGTERM)
-        try:
-            code = replicator.wait(120)
-        except subprocess.TimeoutExpired:
-            os.killpg(replicator.pid, signal.SIGKILL)
-            code = replicator.wait()
+        code = None if replicator is None else stop(replicator)
         print(
             f"replicator exited with {code}; load average after: "
             f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; log: {folder / 'replicator.log'}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from kjournal.settings import Consistency
+from kjournal_replicator.kafka_source import FETCH_MAX_WAIT_MS, source_options
 from kjournal_replicator.settings import ReplicatorSettings, SparkSettings, TopicSettings
 from pydantic import ValidationError
 
@@ -57,3 +58,14 @@ def test_the_pattern_matches_whole_topic_names() -> None:
     assert not topics.matches("my_journal")
     with pytest.raises(ValidationError, match="invalid topic pattern"):
         TopicSettings(pattern="journal[")
+
+
+def test_source_options_keep_fetch_waits_short_unless_overridden() -> None:
+    # Kafka's default 500 ms fetch wait stalled each micro-batch's read by seconds (kafka_source).
+    settings = ReplicatorSettings()
+    options = source_options(settings.kafka, settings.spark)
+    assert options["kafka.fetch.max.wait.ms"] == str(FETCH_MAX_WAIT_MS)
+    assert FETCH_MAX_WAIT_MS < 100
+
+    spark = SparkSettings(kafka_options={"kafka.fetch.max.wait.ms": "200"})
+    assert source_options(settings.kafka, spark)["kafka.fetch.max.wait.ms"] == "200"

@@ -19,9 +19,17 @@ from kjournal.kafka.settings import KafkaSettings
 
 from kjournal_replicator.settings import SparkSettings, TopicSettings
 
-__all__ = ["PartitionOffsets", "kafka_offsets", "matching_partitions", "source_options"]
+__all__ = [
+    "FETCH_MAX_WAIT_MS",
+    "PartitionOffsets",
+    "kafka_offsets",
+    "matching_partitions",
+    "source_options",
+]
 
 T = TypeVar("T")
+
+FETCH_MAX_WAIT_MS = 20
 
 _JAAS_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -99,6 +107,11 @@ def source_options(kafka: KafkaSettings, spark: SparkSettings) -> dict[str, str]
         "kafka.bootstrap.servers": kafka.bootstrap_servers,
         "kafka.security.protocol": kafka.security_protocol,
         "kafka.request.timeout.ms": kafka.request_timeout_ms,
+        # A consumer keeps one fetch in flight per broker. After a micro-batch that fetch waits
+        # at the broker for new data, and the next micro-batch's read (its seek discards the
+        # fetch) waits for it to come back first: Kafka's 500 ms default, per partition a task
+        # reads, measured as seconds of latency per micro-batch.
+        "kafka.fetch.max.wait.ms": FETCH_MAX_WAIT_MS,
     }
     if kafka.sasl_mechanism:
         password = kafka.sasl_password.get_secret_value() if kafka.sasl_password else ""

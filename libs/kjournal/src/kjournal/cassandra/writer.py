@@ -120,7 +120,9 @@ class CassandraReplicatedStore:
         concurrency: int = 64,
     ) -> None:
         if min(max_batch_bytes, max_batch_statements, concurrency) < 1:
-            raise ValueError("max_batch_bytes, max_batch_statements and concurrency must be positive")
+            raise ValueError(
+                "max_batch_bytes, max_batch_statements and concurrency must be positive"
+            )
         self._session = session
         self._tables = tables
         self.segment_size = segment_size
