@@ -1,5 +1,5 @@
-"""Shared by the HTTP benchmarks: the host, a service process, a minimal keep-alive HTTP client,
-percentiles and a throw-away topic."""
+"""Shared by the HTTP benchmarks: the host, a service process and the CPU it uses, percentiles and
+a throw-away topic."""
 
 from __future__ import annotations
 
@@ -65,6 +65,15 @@ def free_port() -> int:
 @contextmanager
 def service(module: str, settings: dict[str, str], log_dir: Path) -> Iterator[str]:
     """Run `python -m <module>` on a free port until the block ends; yields its base URL."""
+    with service_process(module, settings, log_dir) as (url, _):
+        yield url
+
+
+@contextmanager
+def service_process(
+    module: str, settings: dict[str, str], log_dir: Path
+) -> Iterator[tuple[str, int]]:
+    """`service`, yielding the process id too (see `cpu_seconds`)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_") or "DEV" in k}
     env.update({"KJOURNAL_HTTP__PORT": str(port), "KJOURNAL_HTTP__LOG_FORMAT": "text", **settings})
@@ -87,44 +96,35 @@ def service(module: str, settings: dict[str, str], log_dir: Path) -> Iterator[st
             if time.monotonic() > deadline:
                 raise SystemExit(f"{module} not ready in 60 s")
             time.sleep(0.1)
-        yield url
+        yield url, process.pid
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(30)
 
 
-class RawHttp:
-    """One keep-alive HTTP/1.1 connection; just enough protocol to measure the server."""
+def host_busy_seconds() -> float:
+    """CPU time all processes of the host have used so far (user, nice, system, irq, softirq,
+    steal), summed over its cores."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader = reader
-        self._writer = writer
 
-    @classmethod
-    async def open(cls, url: str) -> RawHttp:
-        host, port = url.removeprefix("http://").split(":")
-        reader, writer = await asyncio.open_connection(host, int(port))
-        return cls(reader, writer)
-
-    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
-        head = (
-            f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n"
-        ).encode()
-        self._writer.write(head + body)
-        status_and_headers = await self._reader.readuntil(b"\r\n\r\n")
-        lines = status_and_headers.decode("latin-1").split("\r\n")
-        status = int(lines[0].split()[1])
-        length = 0
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
-        return status, await self._reader.readexactly(length)
-
-    async def close(self) -> None:
-        self._writer.close()
-        await self._writer.wait_closed()
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU used so far by a process and its live descendants (uvicorn workers)."""
+    ticks = 0
+    pending = [pid]
+    while pending:
+        proc = Path(f"/proc/{pending.pop()}")
+        try:
+            # the fields after the command name, which is in parentheses and may hold spaces
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+            for task in (proc / "task").iterdir():
+                pending.extend(int(child) for child in (task / "children").read_text().split())
+        except OSError:
+            continue  # exited meanwhile
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 async def _admin(bootstrap: str, create: str | None, delete: str | None, partitions: int) -> None:

@@ -1,122 +1,139 @@
 """Append throughput and latency over HTTP (the writer service) against a raw aiokafka producer.
 
     uv run python -m bench.http_append [--seconds 10] [--levels 1,16,64] [--payload-bytes 100]
+                                       [--workers 1] [--linger-ms 0]
 
-Needs kjournal-dev's Kafka (KJOURNAL_DEV_KAFKA_PORT, default 9092). Starts a writer process
-(uvicorn, uvloop, httptools; one worker) on a free port and, for each concurrency level c, runs c
-clients for a fixed time, each with its own keep-alive connection and journal, appending one
-event per request and waiting for the 201. In the same run, c tasks send the same records (same
-keys, headers, JSON container, partitioner) through one raw AIOKafkaProducer with the writer's
-producer settings (acks=all, idempotent, lz4, linger 1 ms) and wait for each ack. Prints
-appends/s, p50 and p99 latency of both, and the ratio. The target is ≥ 5 000 appends/s at c=64 on
-2 cores with p99 < 50 ms; no assertion is made.
+Needs kjournal-dev's Kafka (KJOURNAL_DEV_KAFKA_PORT, default 9092) and wrk, the C HTTP load
+generator (`apt-get install -y wrk`), so that the load costs little of the CPU the writer, Kafka
+and Cassandra share. Starts a writer process (uvicorn, uvloop, httptools; `--workers` worker
+processes) on a free port with the default Kafka settings (but `--linger-ms`, default the
+writer's) and, for each concurrency level c:
+
+* HTTP: `wrk -t1 -cC` (bench/http_append.lua) for 1 s of warm-up, then for the measured time:
+  c keep-alive connections, each sending its next append once the previous one is answered; one
+  event per request, to c journals, each with one append in flight at a time and increasing
+  seqNrs. Any answer but a 2xx, or a socket error, fails the run.
+* raw: c tasks in this process send the same records (same keys, headers, JSON container,
+  partitioner) through one AIOKafkaProducer with the writer's producer settings
+  (`kjournal.kafka.producer.producer_options`: acks=all, idempotent, lz4, linger) and wait for
+  each ack, for 1 s of warm-up and then the measured time.
+
+Prints appends/s, p50 and p99 latency of both and the ratio; for HTTP also the writer's CPU time
+per append and, as "cores", the cores the writer (all its processes), wrk and the whole host kept
+busy during the run: Kafka, Cassandra and anything else running share them too. The target is
+≥ 5 000 appends/s at c=64 on 2 cores with p99 < 50 ms; no assertion is made.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import itertools
 import os
+import resource
+import shutil
+import socket
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
 
 from aiokafka import AIOKafkaProducer
-from kjournal.model import Event, Events, JsonPayload, Key, SeqNr
+from kjournal.kafka.producer import producer_options
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.model import Event, Events, JsonPayload, JsonValue, Key, SeqNr
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import append_action, encode_action
 
-from bench._http import RawHttp, bench_topic, host, percentile, run, service
+from bench._http import (
+    bench_topic,
+    cpu_seconds,
+    host,
+    host_busy_seconds,
+    percentile,
+    run,
+    service_process,
+)
+
+WRK_SCRIPT = Path(__file__).with_suffix(".lua")
+WARMUP_S = 1
 
 
-@dataclass
+@dataclass(frozen=True)
 class Result:
     count: int
     seconds: float
-    latencies: list[float]
+    p50: float
+    p99: float
+    client_cpu: float = 0.0  # HTTP: wrk's CPU seconds
 
     @property
     def rate(self) -> float:
         return self.count / self.seconds
 
     def line(self) -> str:
-        return (
-            f"{self.rate:>9,.0f}/s  p50 {percentile(self.latencies, 0.5) * 1000:6.2f} ms  "
-            f"p99 {percentile(self.latencies, 0.99) * 1000:6.2f} ms"
-        )
+        return f"{self.rate:>9,.0f}/s  p50 {self.p50 * 1000:6.2f} ms  p99 {self.p99 * 1000:6.2f} ms"
 
 
-def _payload(size: int, n: int) -> dict[str, object]:
+def _payload(size: int, n: int) -> JsonValue:
+    """What bench/http_append.lua sends: {"n": seqNr, "pad": "xxx..."}."""
     return {"n": n, "pad": "x" * max(0, size - 20)}
 
 
-async def _run_for(seconds: float, workers: list, warmup: float = 1.0) -> Result:  # type: ignore[type-arg]
-    latencies: list[float] = []
-    stop_at = time.perf_counter() + warmup + seconds
-    measure_from = time.perf_counter() + warmup
-
-    async def loop(worker) -> int:
-        count = 0
-        while (now := time.perf_counter()) < stop_at:
-            await worker()
-            done = time.perf_counter()
-            if now >= measure_from:
-                latencies.append(done - now)
-                count += 1
-        return count
-
-    counts = await asyncio.gather(*(loop(w) for w in workers))
-    return Result(sum(counts), seconds, latencies)
-
-
-async def http_level(url: str, topic: str, level: int, seconds: float, size: int) -> Result:
-    connections = [await RawHttp.open(url) for _ in range(level)]
-    workers = []
-    for index, connection in enumerate(connections):
-        path = f"/v1/journals/{topic}/http-{level}-{index}/events"
-        seq = [0]
-
-        async def append(
-            connection: RawHttp = connection, path: str = path, seq: list[int] = seq
-        ) -> None:
-            seq[0] += 1
-            body = json.dumps({"events": [{"seqNr": seq[0], "payload": _payload(size, seq[0])}]})
-            status, answer = await connection.post(path, body.encode())
-            if status != 201:
-                raise SystemExit(f"append failed: {status} {answer[:200]!r}")
-
-        workers.append(append)
-    try:
-        return await _run_for(seconds, workers)
-    finally:
-        for connection in connections:
-            await connection.close()
+def wrk(url: str, topic: str, prefix: str, level: int, seconds: int, size: int) -> Result:
+    """One wrk run; SystemExit if any answer was not a 2xx or a socket failed."""
+    command = ["wrk", "-t1", f"-c{level}", f"-d{seconds}s", "--timeout", "10s"]
+    command += ["-s", str(WRK_SCRIPT), url, "--", topic, prefix, str(level), str(size)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures = dict(
+        line.removeprefix("bench.").split(" ", 1)
+        for line in done.stdout.splitlines()
+        if line.startswith("bench.")
+    )
+    if done.returncode != 0 or "requests" not in figures:
+        raise SystemExit(f"wrk failed ({done.returncode}): {done.stderr.strip() or done.stdout}")
+    errors = figures["socket_errors"]
+    if figures["non_2xx"] != "0" or any(int(n.split()[-1]) for n in errors.split(",")):
+        raise SystemExit(
+            f"c={level}: {figures['non_2xx']} appends not answered 2xx, socket errors: {errors}; "
+            f"first failure: {figures['first_failure'] or '-'}"
+        )
+    return Result(
+        int(figures["requests"]),
+        int(figures["duration_us"]) / 1e6,
+        int(figures["p50_us"]) / 1e6,
+        int(figures["p99_us"]) / 1e6,
+        after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+    )
 
 
 async def raw_level(
-    bootstrap: str, topic: str, partitions: int, level: int, seconds: float, size: int
+    kafka: KafkaSettings, topic: str, partitions: int, level: int, seconds: float, size: int
 ) -> Result:
-    producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap,
-        acks="all",
-        enable_idempotence=True,
-        compression_type="lz4",
-        linger_ms=1,
-    )
+    """As the writer would append them (origin, version, timestamp), one journal per task."""
+    producer = AIOKafkaProducer(**producer_options(kafka))
     await producer.start()
-    workers = []
-    for index in range(level):
+    origin = socket.gethostname()
+    library = f"kjournal-python/{version('kjournal')}"
+    seq_nrs = itertools.count(1)  # one counter, as the wrk script does
+    latencies: list[float] = []
+    measure_from = time.perf_counter() + WARMUP_S
+    stop_at = measure_from + seconds
+
+    async def task(index: int) -> None:
         key = Key(topic, f"raw-{level}-{index}")
         partition = partition_for(key.id.encode(), partitions)
-        seq = [0]
-
-        async def send(key: Key = key, partition: int = partition, seq: list[int] = seq) -> None:
-            seq[0] += 1
-            event = Event(SeqNr(seq[0]), payload=JsonPayload(_payload(size, seq[0])))  # type: ignore[arg-type]
-            action = append_action(key, datetime.now(UTC), Events((event,)), origin="bench")
+        while (started := time.perf_counter()) < stop_at:
+            seq_nr = next(seq_nrs)
+            event = Event(SeqNr(seq_nr), payload=JsonPayload(_payload(size, seq_nr)))
+            action = append_action(
+                key, datetime.now(UTC), Events((event,)), origin=origin, version=library
+            )
             record = encode_action(action)
             await producer.send_and_wait(
                 record.topic,
@@ -126,56 +143,80 @@ async def raw_level(
                 timestamp_ms=record.timestamp_ms,
                 headers=record.headers,
             )
+            if started >= measure_from:
+                latencies.append(time.perf_counter() - started)
 
-        workers.append(send)
     try:
-        return await _run_for(seconds, workers)
+        await asyncio.gather(*(task(index) for index in range(level)))
     finally:
         await producer.stop()
+    return Result(len(latencies), seconds, percentile(latencies, 0.5), percentile(latencies, 0.99))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--seconds", type=int, default=10, help="measured seconds per level")
     parser.add_argument("--levels", default="1,16,64")
     parser.add_argument("--payload-bytes", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--workers", type=int, default=1, help="writer processes")
+    parser.add_argument(
+        "--linger-ms", type=int, default=KafkaSettings().linger_ms, help="both producers' linger"
+    )
     args = parser.parse_args()
-    bootstrap = f"127.0.0.1:{os.environ.get('KJOURNAL_DEV_KAFKA_PORT', '9092')}"
+    if shutil.which("wrk") is None:
+        raise SystemExit("bench.http_append needs wrk: apt-get install -y wrk")
+    kafka = KafkaSettings(
+        bootstrap_servers=f"127.0.0.1:{os.environ.get('KJOURNAL_DEV_KAFKA_PORT', '9092')}",
+        linger_ms=args.linger_ms,
+    )
     levels = [int(level) for level in args.levels.split(",")]
 
     print("bench.http_append")
     print(f"host        {host()}")
     print(
-        f"parameters  {args.seconds:g} s per level (after 1 s warm-up), 1 event per append, "
-        f"~{args.payload_bytes} B JSON payload, {args.partitions} partitions, Kafka {bootstrap}"
+        f"parameters  {args.seconds} s per level (after {WARMUP_S} s warm-up), 1 event per append, "
+        f"~{args.payload_bytes} B JSON payload, {args.partitions} partitions, "
+        f"Kafka {kafka.bootstrap_servers} (linger {kafka.linger_ms} ms, {kafka.compression})"
     )
     print(
-        f"writer      {args.workers} uvicorn worker(s) (uvloop, httptools); clients: raw "
-        "keep-alive HTTP/1.1 on uvloop, in this process"
+        f"writer      {args.workers} uvicorn worker process{'es' if args.workers > 1 else ''} "
+        "(uvloop, httptools); HTTP load: wrk -t1 -c<c>, keep-alive; "
+        "raw: one AIOKafkaProducer in this process"
     )
     logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     with (
-        bench_topic(bootstrap, args.partitions) as topic,
-        service(
+        bench_topic(kafka.bootstrap_servers, args.partitions) as topic,
+        service_process(
             "kjournal_writer",
             {
-                "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+                "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": kafka.bootstrap_servers,
+                "KJOURNAL_KAFKA__LINGER_MS": str(kafka.linger_ms),
                 "KJOURNAL_HTTP__WORKERS": str(args.workers),
             },
             logs,
-        ) as url,
+        ) as (url, pid),
     ):
-        print(f"{'c':>4}  {'HTTP (writer service)':<44}  {'raw aiokafka producer':<44}  http/raw")
+        print(
+            f"{'c':>4}  {'HTTP (writer service)':<40}  {'CPU/append':<10}  "
+            f"{'cores writer/wrk/host':<21}  "
+            f"{'raw aiokafka producer':<40}  http/raw"
+        )
         for level in levels:
-            http = run(http_level(url, topic, level, args.seconds, args.payload_bytes))
+            wrk(url, topic, f"warmup-{level}", level, WARMUP_S, args.payload_bytes)
+            writer_before, host_before = cpu_seconds(pid), host_busy_seconds()
+            http = wrk(url, topic, f"http-{level}", level, args.seconds, args.payload_bytes)
+            writer_cpu = cpu_seconds(pid) - writer_before
+            host_cores = (host_busy_seconds() - host_before) / http.seconds
             raw = run(
-                raw_level(
-                    bootstrap, topic, args.partitions, level, args.seconds, args.payload_bytes
-                )
+                raw_level(kafka, topic, args.partitions, level, args.seconds, args.payload_bytes)
             )
-            print(f"{level:>4}  {http.line():<44}  {raw.line():<44}  {http.rate / raw.rate:7.2f}")
+            print(
+                f"{level:>4}  {http.line():<40}  {writer_cpu / max(1, http.count) * 1000:7.2f} ms  "
+                f"{writer_cpu / http.seconds:4.2f}/{http.client_cpu / http.seconds:4.2f}/"
+                f"{host_cores:4.2f}{'':7}  {raw.line():<40}  {http.rate / raw.rate:7.2f}"
+            )
+    print(f"load        {', '.join(f'{value:.1f}' for value in os.getloadavg())} (after the run)")
 
 
 if __name__ == "__main__":

@@ -131,6 +131,39 @@ async def test_writer_routes(writer: httpx.AsyncClient, journals: dict[Key, Fake
     assert "kjournal_http_requests_total" in (await writer.get("/metrics")).text
 
 
+async def test_appends_served_by_the_hot_route_answer_as_routed_requests_do(
+    writer: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+):
+    path = "/v1/journals/journal/a/events"
+    invalid = await writer.post(path, json={"events": [{"seqNr": 0}]})
+    assert invalid.status_code == 400
+    assert invalid.json()["type"] == "urn:kjournal:problem:validation-error"
+    assert invalid.json()["errors"][0]["pointer"] == "#/events/0/seqNr"
+    assert invalid.json()["instance"] == path
+    assert (await writer.put(path, json={"events": [{"seqNr": 1}]})).status_code == 405
+
+    async def broken(self: FakeJournal, *args: Any) -> None:
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(FakeJournal, "append", broken)
+    failed = await writer.post(path, json={"events": [{"seqNr": 1}]})
+    assert failed.status_code == 500
+    assert failed.headers["content-type"] == "application/problem+json"
+    assert failed.json()["type"] == "urn:kjournal:problem:internal-error"
+    assert failed.json()["traceId"] in failed.json()["detail"]
+
+
+async def test_appends_are_measured_under_their_route_template(writer: httpx.AsyncClient):
+    assert (
+        await writer.post("/v1/journals/journal/a/events", json={"events": [{"seqNr": 1}]})
+    ).is_success
+    metrics = (await writer.get("/metrics")).text
+    assert (
+        'kjournal_http_requests_total{method="POST",route="/v1/journals/{topic}/{id}/events",'
+        'service="writer",status="201"} 1.0'
+    ) in metrics
+
+
 async def test_the_writer_openapi_documents_problems_not_422(writer: httpx.AsyncClient):
     schema = (await writer.get("/openapi.json")).json()
     append = schema["paths"]["/v1/journals/{topic}/{id}/events"]["post"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -10,6 +10,7 @@ from kjournal.api.convert import (
     append_batch,
     append_request_body,
     append_response,
+    append_response_json,
     append_result,
     event_record_from_json,
     event_record_to_json,
@@ -199,6 +200,18 @@ def test_append_results_round_trip_with_millisecond_timestamps():
     back = append_result(type(response).model_validate_json(response.model_dump_json()))
     assert back.timestamp == datetime(2025, 1, 1, 0, 0, 0, 123000, tzinfo=UTC)
     assert (back.partition_offset, back.range) == (result.partition_offset, result.range)
+
+
+def test_the_append_answer_written_directly_is_the_models_json():
+    for timestamp in (
+        datetime(2025, 1, 1, 0, 0, 0, 123999, tzinfo=UTC),
+        datetime(2025, 6, 30, 23, 59, 59, tzinfo=UTC),
+        datetime(2025, 1, 1, 2, 0, 0, 5000, tzinfo=timezone(timedelta(hours=2))),
+    ):
+        result = AppendResult(
+            PartitionOffset(7, 2**40), SeqRange(SeqNr(3), SeqNr(2**63 - 1)), timestamp
+        )
+        assert append_response_json(result) == append_response(result).model_dump_json().encode()
 
 
 def test_status_round_trips():

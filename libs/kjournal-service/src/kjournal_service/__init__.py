@@ -4,6 +4,8 @@
 lifespan, routes) and builds on this:
 
 - `app.service_app`: the FastAPI app with problem handlers, OpenAPI, middleware and metrics;
+- `hot_routes.HotRoutes`: serves a service's hot routes (the writer's append) past FastAPI's
+  routing and dependency solving;
 - `runner.run_service`: `python -m kjournal_<service>` (settings, logging, uvicorn);
 - `deps` and `params`: request dependencies and path parameters;
 - `health.health_router`: `/healthz`, `/readyz` and `/metrics`;

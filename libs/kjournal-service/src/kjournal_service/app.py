@@ -1,15 +1,17 @@
 """`service_app(...)`: the FastAPI application every service builds, and the app of one uvicorn
-worker process; a service adds only its lifespan, routers and OpenAPI models."""
+worker process; a service adds only its lifespan, routers, OpenAPI models and hot endpoints."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
+import gc
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import version
 from typing import Any, Protocol, TypeVar
 
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 from kjournal.api.asgi import BodyLimit, RawPathRouting, RequestMetrics
 from kjournal.api.logs import configure_logging
 from kjournal.api.openapi import finish_openapi
@@ -17,6 +19,7 @@ from kjournal.api.settings import HttpSettings
 from kjournal.metrics_prometheus import PrometheusMetrics
 from pydantic import BaseModel
 
+from kjournal_service.hot_routes import HotEndpoint, HotRoutes
 from kjournal_service.problems import ProblemHandlers
 
 __all__ = ["ServiceSettingsLike", "environment_app", "service_app"]
@@ -30,6 +33,7 @@ class ServiceSettingsLike(Protocol):
 
 
 S = TypeVar("S", bound=ServiceSettingsLike)
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 
 def service_app(
@@ -37,31 +41,68 @@ def service_app(
     *,
     service: str,
     description: str,
-    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]],
-    routers: Iterable[APIRouter],
+    lifespan: Lifespan,
+    routers: Sequence[APIRouter],
     openapi_models: Sequence[type[BaseModel]],
+    hot_endpoints: Sequence[HotEndpoint] = (),
 ) -> FastAPI:
     """The app of `kjournal-<service>`: settings, metrics and key rules in `app.state` (the
-    lifespan adds the clients), problem handlers, the routers, and the ASGI middleware."""
+    lifespan adds the clients), problem handlers, the routers, and the ASGI middleware.
+
+    `hot_endpoints`, endpoints of routes in `routers`, are served by `HotRoutes`, past FastAPI's
+    routing and dependency solving."""
     metrics = PrometheusMetrics()
     app = FastAPI(
         title=f"kjournal {service}",
         version=version(f"kjournal-{service}"),
         description=description,
-        lifespan=lifespan,
+        lifespan=_frozen_after_start(lifespan),
+        # The services export Prometheus metrics; FastAPI's OpenTelemetry hooks would look up the
+        # OTel providers (and environment variables) on every request, for nothing.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.key_rules = settings.http.key_rules
-    ProblemHandlers(settings.http.retry_after_s).install(app)
+    problems = ProblemHandlers(settings.http.retry_after_s)
+    problems.install(app)
     for router in routers:
         app.include_router(router)
     app.openapi = lambda: _openapi(app, openapi_models)  # type: ignore[method-assign]
-    # Added last = outermost: metrics see every request, the limit runs before routing.
+    # Added last = outermost: metrics see every request, the limit runs before routing (and
+    # before the hot routes, which see the raw path as the router does).
+    if hot_endpoints:
+        hot = [_route_of(routers, endpoint) for endpoint in hot_endpoints]
+        app.add_middleware(HotRoutes, routes=hot, problems=problems)
     app.add_middleware(RawPathRouting)
     app.add_middleware(BodyLimit, max_bytes=settings.http.max_body_bytes)
     app.add_middleware(RequestMetrics, metrics=metrics, service=service)
     return app
+
+
+def _frozen_after_start(lifespan: Lifespan) -> Lifespan:
+    """`lifespan`, then the start-up heap frozen out of the garbage collector's sight.
+
+    Modules, schemas and clients live as long as the process, yet each full collection scans them
+    again: tens of milliseconds under load, straight into the latency of every request in flight.
+    """
+
+    @asynccontextmanager
+    async def frozen(app: FastAPI) -> AsyncIterator[None]:
+        async with lifespan(app):
+            gc.collect()
+            gc.freeze()
+            yield
+
+    return frozen
+
+
+def _route_of(routers: Sequence[APIRouter], endpoint: HotEndpoint) -> APIRoute:
+    for router in routers:
+        for route in router.routes:
+            if isinstance(route, APIRoute) and route.endpoint is endpoint:
+                return route
+    raise ValueError(f"no route of the service's routers has the endpoint {endpoint!r}")
 
 
 def _openapi(app: FastAPI, models: Sequence[type[BaseModel]]) -> dict[str, Any]:

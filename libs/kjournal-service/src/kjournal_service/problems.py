@@ -38,6 +38,17 @@ class ProblemHandlers:
         app.add_exception_handler(HTTPException, self.http_error)  # type: ignore[arg-type]
         app.add_exception_handler(Exception, self.internal_error)
 
+    async def handle(self, request: Request, exc: Exception) -> Response:
+        """The answer the installed handlers give to `exc` (for a route served outside FastAPI's
+        routing, see hot_routes)."""
+        if isinstance(exc, KJournalError):
+            return await self.kjournal_error(request, exc)
+        if isinstance(exc, RequestValidationError):
+            return await self.validation_error(request, exc)
+        if isinstance(exc, HTTPException):
+            return await self.http_error(request, exc)
+        return await self.internal_error(request, exc)
+
     def respond(self, problem: Problem) -> Response:
         rendered = problem_response(problem, self.retry_after_s)
         return Response(rendered.body, rendered.status, headers=dict(rendered.headers))

@@ -55,6 +55,7 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=_lifespan,
         routers=(journals.router, health_router("Kafka answers a metadata request")),
         openapi_models=(AppendRequest,),
+        hot_endpoints=(journals.append,),
     )
 
 

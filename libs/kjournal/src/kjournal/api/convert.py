@@ -58,6 +58,7 @@ __all__ = [
     "append_batch",
     "append_request_body",
     "append_response",
+    "append_response_json",
     "append_result",
     "event_record_from_json",
     "event_record_to_json",
@@ -175,6 +176,17 @@ def append_response(result: AppendResult) -> AppendResponse:
             "timestamp": timestamp,
         }
     )
+
+
+def append_response_json(result: AppendResult) -> bytes:
+    """`append_response(result)` as JSON, written directly: the writer's hot path answers with it,
+    and a pydantic model would be most of the cost of writing it."""
+    position = result.partition_offset
+    return (
+        f'{{"partition":{position.partition},"offset":{position.offset},'
+        f'"from":{result.range.from_},"to":{result.range.to},'
+        f'"timestamp":"{format_timestamp(result.timestamp)}"}}'
+    ).encode()
 
 
 def append_result(response: AppendResponse) -> AppendResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
@@ -18,20 +19,25 @@ from kjournal.wire.record import ProducerRecordParts
 _RECORD_OVERHEAD = 128
 
 
+def producer_options(settings: KafkaSettings) -> dict[str, Any]:
+    """The `AIOKafkaProducer` keyword arguments of an ActionProducer."""
+    return {
+        **settings.client_options(),
+        "acks": "all",
+        "enable_idempotence": True,
+        "compression_type": None if settings.compression == "none" else settings.compression,
+        "linger_ms": settings.linger_ms,
+        "max_request_size": settings.max_record_bytes + 64 * 1024,
+    }
+
+
 class ActionProducer:
     """Sends encoded actions; nothing is acknowledged that the broker has not acknowledged."""
 
     def __init__(self, settings: KafkaSettings, topics: TopicPartitions) -> None:
         self._settings = settings
         self._topics = topics
-        self._producer = AIOKafkaProducer(
-            **settings.client_options(),
-            acks="all",
-            enable_idempotence=True,
-            compression_type=None if settings.compression == "none" else settings.compression,
-            linger_ms=settings.linger_ms,
-            max_request_size=settings.max_record_bytes + 64 * 1024,
-        )
+        self._producer = AIOKafkaProducer(**producer_options(settings))
 
     async def __aenter__(self) -> ActionProducer:
         with kafka_errors():

@@ -18,7 +18,9 @@ class KafkaSettings(BaseModel):
     sasl_username: str | None = None
     sasl_password: SecretStr | None = None
     request_timeout_ms: int = Field(default=30_000, ge=1_000)
-    linger_ms: int = Field(default=1, ge=0)
+    # 0: a record goes out as soon as the broker answered the previous request (aiokafka keeps one
+    # in flight per broker), so records still batch under load and a lone append waits for nothing.
+    linger_ms: int = Field(default=0, ge=0)
     compression: Literal["lz4", "gzip", "zstd", "none"] = "lz4"
     # The broker's default message.max.bytes is about 1 MiB; one append is one record.
     max_record_bytes: int = Field(default=1_000_000, ge=1_024)
