@@ -4,9 +4,9 @@ Runs `python -m kjournal_replicator` (local[2]) against the platform of `scripts
 if needed) on a fresh topic and keyspace, then measures:
 
 1. catch-up: JOURNALS journals × EVENTS events are appended while no replicator runs (a replicator
-   that was offline); then the replicator starts with at most CATCH_UP_TRIGGER records per
-   micro-batch. Events per second from the end of its first micro-batch (start-up excluded) to
-   pointer2 covering every partition's end;
+   that was offline); then the replicator starts with at most a tenth of the backlog's records
+   per micro-batch. Events per second from the end of its first micro-batch (every partition's
+   pointer2 set: start-up excluded) to pointer2 covering every partition's end;
 2. live throughput: as many events again, appended through the Journal API as fast as possible
    while the (warmed-up) replicator runs; events per second from the first append to pointer2
    covering every partition's end. The appender shares the two cores, so this is lower;
@@ -51,7 +51,6 @@ from tests.support.kafka_topics import create_topic, delete_topics
 
 PARTITIONS = 8
 POLL_S = 0.02
-CATCH_UP_TRIGGER = 20_000
 PAYLOAD: dict[str, JsonValue] = {
     "type": "FundsDeposited",
     "amount": 12_500,
@@ -220,14 +219,18 @@ async def append_all(
     return ends
 
 
-def catch_up(poller: PointerPoller, ends: dict[int, int], per_record: int) -> None:
+def catch_up(poller: PointerPoller, ends: dict[int, int], per_record: int, per_batch: int) -> None:
     """Wait for the first micro-batch, then time the rest of the backlog."""
     deadline = time.monotonic() + 600
-    while (covered := sum(o + 1 for o in poller.read())) == 0:
+    while True:
+        offsets = poller.read()
+        if all(offsets[p] >= 0 for p, end in ends.items() if end > 0):
+            break
         if time.monotonic() > deadline:
             raise TimeoutError("the replicator did not start in time")
         time.sleep(POLL_S)
     first_batch_done = time.monotonic()
+    covered = sum(o + 1 for o in offsets)
     done = wait_covered(poller, ends, 600)
     total = sum(ends.values())
     rest = (total - covered) * per_record
@@ -235,7 +238,7 @@ def catch_up(poller: PointerPoller, ends: dict[int, int], per_record: int) -> No
         f"catch-up: {total * per_record:,} events waiting; after the first micro-batch "
         f"({covered * per_record:,} events, start-up included), the other {rest:,} in "
         f"{done - first_batch_done:.1f} s: {rest / (done - first_batch_done):,.0f} events/s "
-        f"(at most {CATCH_UP_TRIGGER:,} records per micro-batch)"
+        f"(at most {per_batch:,} records per micro-batch)"
     )
 
 
@@ -320,10 +323,11 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
     try:
         async with Journals(settings) as journals:
             ends = await append_all(journals, topic, "backlog", params)
+            per_batch = max(sum(ends.values()) // 10, 100)
             replicator = start_replicator(
-                endpoints, keyspace, topic, folder, params, max_offsets_per_trigger=CATCH_UP_TRIGGER
+                endpoints, keyspace, topic, folder, params, max_offsets_per_trigger=per_batch
             )
-            await asyncio.to_thread(catch_up, poller, ends, params.per_append)
+            await asyncio.to_thread(catch_up, poller, ends, params.per_append, per_batch)
             stop(replicator)
             # Resumes from the first one's checkpoint, with the default micro-batch size.
             replicator = start_replicator(endpoints, keyspace, topic, folder, params)
@@ -355,6 +359,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of the work")
     parser.add_argument("--per-append", type=int, default=1, help="events per append")
+    parser.add_argument("--trigger", type=float, default=0.2, help="trigger interval, seconds")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     params = Parameters(
@@ -364,7 +369,7 @@ def main() -> None:
         rate=1000,
         seconds=60 / scale,
         master="local[2]",
-        trigger_s=0.5,
+        trigger_s=args.trigger,
         concurrency=500,
     )
     endpoints = Platform(DevConfig.from_env()).up()

@@ -38,7 +38,7 @@ class SparkSettings(BaseModel):
     app_name: str = "kjournal-replicator"
     checkpoint_location: str = "/tmp/kjournal-replicator/checkpoint"
     """Any Hadoop URI Spark can write (local path, s3a://, hdfs://); shared by restarts."""
-    trigger_interval_s: float = Field(default=0.5, ge=0)
+    trigger_interval_s: float = Field(default=0.2, ge=0)
     """Seconds between micro-batch starts (0: the next one starts as soon as one ends)."""
     max_offsets_per_trigger: int | None = Field(default=200_000, ge=1)
     """Records per micro-batch at most, over all partitions (None: everything available)."""
