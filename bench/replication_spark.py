@@ -1,7 +1,7 @@
 """Replication on Spark, end to end: `uv run python -m bench.replication_spark [--quick]`.
 
-Runs `python -m kjournal_replicator` (local[2]) against the platform of `scripts/dev up` (started
-if needed) on a fresh topic and keyspace, then measures:
+Runs `python -m kjournal_replicator` (local[2]) against the Kafka and Cassandra of `scripts/dev up`
+(started if needed, without the services) on a fresh topic and keyspace, then measures:
 
 1. catch-up: JOURNALS journals × EVENTS events are appended while no replicator runs (a replicator
    that was offline); then the replicator starts with at most a tenth of the backlog's records
@@ -313,7 +313,8 @@ async def latency(
 
 async def run(endpoints: Endpoints, session: Session, params: Parameters) -> None:
     keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
-    topic = f"journal_bench_{uuid.uuid4().hex[:10]}"
+    # Outside the default topic pattern (journal.*): a running dev replicator must not take it.
+    topic = f"kjbench_{uuid.uuid4().hex[:10]}"
     migrate(session, SchemaSettings(keyspace=keyspace))
     await create_topic(endpoints.kafka_bootstrap, topic, PARTITIONS)
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
@@ -372,7 +373,8 @@ def main() -> None:
         trigger_s=args.trigger,
         concurrency=500,
     )
-    endpoints = Platform(DevConfig.from_env()).up()
+    # Kafka and Cassandra only: the bench starts the one replicator it measures.
+    endpoints = Platform(DevConfig.from_env()).up(with_services=False)
     print("bench.replication_spark: Kafka → Spark (PySpark Structured Streaming) → Cassandra")
     print(
         f"parameters: {params.journals:,} journals × {params.events} events, {params.per_append} "
