@@ -40,7 +40,7 @@ def run_service(
         sys.stderr.write(f"{name}: invalid settings:\n{exc}\n")
         return 2
     http = settings.http
-    configure_logging(http.log_level, http.log_format)
+    configure_logging(http.log_level, http.log_format, access_log=http.access_log)
     app: FastAPI | str = create_app(settings) if http.workers == 1 else factory
     uvicorn.run(
         app,

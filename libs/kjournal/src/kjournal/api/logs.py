@@ -37,7 +37,15 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-def configure_logging(level: str = "INFO", fmt: Literal["json", "text"] = "json") -> None:
+def configure_logging(
+    level: str = "INFO", fmt: Literal["json", "text"] = "json", *, access_log: bool = False
+) -> None:
+    """Route the root logger and uvicorn's loggers to one stdout handler.
+
+    uvicorn writes an access line only when `uvicorn.access` has a handler, and a worker process
+    (`KJOURNAL_HTTP__WORKERS` > 1) sets up logging after uvicorn has: without `access_log` the
+    logger is cut off here, or every request would cost a formatted log line.
+    """
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(
         JsonFormatter()
@@ -51,5 +59,6 @@ def configure_logging(level: str = "INFO", fmt: Literal["json", "text"] = "json"
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.propagate = True
+    logging.getLogger("uvicorn.access").propagate = access_log
     # The driver logs every failed reconnection attempt at WARNING; once is enough for us.
     logging.getLogger("cassandra").setLevel(max(logging.ERROR, root.level))
