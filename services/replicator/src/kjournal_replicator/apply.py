@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from kjournal.cassandra.server_warnings import throttle_server_warnings
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.tables import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
@@ -238,6 +239,7 @@ def _worker(cassandra: CassandraSettings, settings: ApplySettings) -> _Worker:
         if _current is not None:
             _shutdown(_current)
             _current = None
+        throttle_server_warnings()
         session = connect(cassandra)
         store = CassandraReplicatedStore(
             session,
