@@ -14,21 +14,29 @@ KJOURNAL_DEV_CASSANDRA_PORT):
 
 Kafka records are built (encoded) before the clock starts; the timed part is everything the
 replicator does per slice: pointer2, header and payload decoding, folding, quarantine check,
-head reads, journal rows, heads, pointer2 update. Prints parameters, host and figures; asserts
-nothing about speed.
+head reads, journal rows, heads, pointer2 update.
+
+`--processes N` spreads the journals over N partitions, each replicated by its own process (as
+the Spark job's Python workers do, one per core in local[N]); the clock runs from the moment all
+of them start until the last one is done. Besides events/s, each line gives the CPU seconds of
+the replicator processes and, when the node is kjournal-dev's, of the Cassandra node itself (its
+JIT compiler included: the first runs after a node starts are slower). Asserts nothing about speed.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import random
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import cassandra
 from kjournal.cassandra.schema import SchemaSettings, migrate
@@ -40,6 +48,8 @@ from kjournal.model import ActionRecord, Event, Events, JsonPayload, Key, Partit
 from kjournal.replicate import replicate_partition
 from kjournal.settings import CassandraSettings
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
+from kjournal_dev.config import DevConfig
+from kjournal_dev.state import PlatformState
 
 TOPIC = "journal"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -64,14 +74,16 @@ def payload(n: int) -> JsonPayload:
     )
 
 
-def records_of(workload: Workload, per_append: int, seed: int) -> list[ConsumedRecord]:
-    """The partition's records: every journal's appends, interleaved at random."""
+def records_of(
+    workload: Workload, per_append: int, seed: int, partition: int = 0, partitions: int = 1
+) -> list[ConsumedRecord]:
+    """The partition's records: its journals' appends, interleaved at random."""
     appends: list[tuple[Key, int, int]] = []  # key, first seqNr, last seqNr
-    for j in range(workload.journals):
+    for j in range(partition, workload.journals, partitions):
         key = Key(TOPIC, f"bench-{j}")
         for first in range(1, workload.events_per_journal + 1, per_append):
             appends.append((key, first, min(first + per_append - 1, workload.events_per_journal)))
-    if workload.journals > 1:
+    if workload.journals > partitions:
         order = random.Random(seed)
         # Shuffle while keeping each journal's appends in seqNr order.
         slots = sorted(range(len(appends)), key=lambda _: order.random())
@@ -89,10 +101,10 @@ def records_of(workload: Workload, per_append: int, seed: int) -> list[ConsumedR
         action = append_action(
             key, T0 + timedelta(milliseconds=offset), events, origin="bench", version="bench"
         )
-        parts = encode_action(ActionRecord(action, PartitionOffset(0, offset)).action)
+        parts = encode_action(ActionRecord(action, PartitionOffset(partition, offset)).action)
         records.append(
             ConsumedRecord(
-                TOPIC, 0, offset, parts.key, parts.value, parts.headers, parts.timestamp_ms
+                TOPIC, partition, offset, parts.key, parts.value, parts.headers, parts.timestamp_ms
             )
         )
     return records
@@ -114,33 +126,127 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def run(store: CassandraReplicatedStore, workload: Workload, args: argparse.Namespace) -> None:
-    records = records_of(workload, args.events_per_append, args.seed)
-    events = workload.journals * workload.events_per_journal
-    metrics = RecordingMetrics()
-    cpu_started, started = time.process_time(), time.perf_counter()
-    for n, slice_ in enumerate(slices(records, args.slice)):
-        replicate_partition(
-            TOPIC,
-            0,
-            slice_,
-            store,
-            T0 + timedelta(seconds=n),
-            metrics=metrics,
-        )
-    took = time.perf_counter() - started
-    cpu = time.process_time() - cpu_started
-    written = metrics.counter("kjournal_replicator_events_total", topic=TOPIC)
-    assert written == events, (written, events)
-    slice_times = sorted(metrics.observations("kjournal_replicator_slice_seconds", topic=TOPIC))
-    median = slice_times[len(slice_times) // 2]
-    load = os.getloadavg()[0]
-    print(
-        f"{workload.name}: {len(records):,} records in {len(slice_times)} slices, "
-        f"{took:.2f} s → {events / took:,.0f} events/s, {len(records) / took:,.0f} records/s; "
-        f"slice median {median * 1000:.0f} ms; replicator CPU {cpu:.2f} s ({cpu / took:.0%} of "
-        f"one core); host load average {load:.1f}"
+@dataclass(frozen=True)
+class PartitionRun:
+    """What one replicating process measured."""
+
+    records: int
+    events: int
+    started: float  # time.monotonic(), comparable across processes
+    finished: float
+    cpu: float
+    slice_seconds: tuple[float, ...]
+
+
+def replicate_one_partition(
+    settings: CassandraSettings,
+    keyspace: str,
+    workload: Workload,
+    args: argparse.Namespace,
+    partition: int,
+    start: Callable[[], object] = lambda: None,
+) -> PartitionRun:
+    """Build the partition's records, wait for `start`, then replicate them slice by slice."""
+    records = records_of(
+        workload, args.events_per_append, args.seed + partition, partition, args.processes
     )
+    session = connect(settings)
+    try:
+        store = CassandraReplicatedStore(
+            session,
+            TableNames(keyspace=keyspace),
+            segment_size=args.segment_size,
+            concurrency=args.concurrency,
+        )
+        metrics = RecordingMetrics()
+        start()
+        cpu_started, started = time.process_time(), time.monotonic()
+        for n, slice_ in enumerate(slices(records, args.slice)):
+            replicate_partition(
+                TOPIC, partition, slice_, store, T0 + timedelta(seconds=n), metrics=metrics
+            )
+        finished = time.monotonic()
+        cpu = time.process_time() - cpu_started
+    finally:
+        session.cluster.shutdown()
+    written = int(metrics.counter("kjournal_replicator_events_total", topic=TOPIC))
+    slice_times = metrics.observations("kjournal_replicator_slice_seconds", topic=TOPIC)
+    return PartitionRun(len(records), written, started, finished, cpu, tuple(slice_times))
+
+
+def _in_child(
+    settings: CassandraSettings,
+    keyspace: str,
+    workload: Workload,
+    args: argparse.Namespace,
+    partition: int,
+    barrier: Any,
+    results: Any,
+) -> None:
+    results.put(
+        replicate_one_partition(settings, keyspace, workload, args, partition, barrier.wait)
+    )
+
+
+def run(
+    settings: CassandraSettings, keyspace: str, workload: Workload, args: argparse.Namespace
+) -> None:
+    node = cassandra_pid()
+    node_cpu = process_cpu(node)
+    if args.processes == 1:
+        runs = [replicate_one_partition(settings, keyspace, workload, args, 0)]
+    else:
+        context = multiprocessing.get_context("spawn")  # the driver's threads do not survive fork
+        barrier, results = context.Barrier(args.processes), context.Queue()
+        children = [
+            context.Process(
+                target=_in_child,
+                args=(settings, keyspace, workload, args, partition, barrier, results),
+            )
+            for partition in range(args.processes)
+        ]
+        for child in children:
+            child.start()
+        runs = [results.get(timeout=600) for _ in children]
+        for child in children:
+            child.join()
+    node_cpu = process_cpu(node) - node_cpu
+    took = max(r.finished for r in runs) - min(r.started for r in runs)
+    events = workload.journals * workload.events_per_journal
+    written = sum(r.events for r in runs)
+    assert written == events, (written, events)
+    records = sum(r.records for r in runs)
+    slice_times = sorted(t for r in runs for t in r.slice_seconds)
+    median = slice_times[len(slice_times) // 2]
+    cpu = sum(r.cpu for r in runs)
+    busy = sum(1 for r in runs if r.records)  # one journal cannot be split over partitions
+    node_part = "" if node is None else f"; Cassandra node CPU {node_cpu:.2f} s"
+    print(
+        f"{workload.name}: {records:,} records in {len(slice_times)} slices"
+        f"{f' over {busy} partitions' if busy > 1 else ''}, {took:.2f} s → "
+        f"{events / took:,.0f} events/s, {records / took:,.0f} records/s; slice median "
+        f"{median * 1000:.0f} ms; replicator CPU {cpu:.2f} s ({cpu / took / busy:.0%} "
+        f"of {busy} core{'s' if busy > 1 else ''}){node_part}; "
+        f"host load average {os.getloadavg()[0]:.1f}"
+    )
+
+
+def cassandra_pid() -> int | None:
+    """The process id of kjournal-dev's Cassandra node, if that is the node in use."""
+    state = PlatformState.load(DevConfig.from_env().state_file)
+    component = None if state is None else state.components.get("cassandra")
+    return None if component is None else component.pid
+
+
+def process_cpu(pid: int | None) -> float:
+    """User + system CPU seconds of a process so far (0 if unknown)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -153,6 +259,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64, help="statements in flight")
     parser.add_argument("--segment-size", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=1, help="partitions replicated at once")
     parser.add_argument("--keep", action="store_true", help="keep the keyspace afterwards")
     args = parser.parse_args()
 
@@ -166,7 +273,9 @@ def main() -> None:
         )
         print(
             f"parameters: slice {args.slice} records, {args.events_per_append} events per append, "
-            f"{args.concurrency} statements in flight, segment size {args.segment_size}, "
+            f"{args.concurrency} statements in flight per process, {args.processes} "
+            f"replicating process{'es' if args.processes > 1 else ''}, "
+            f"segment size {args.segment_size}, "
             f"write consistency {settings.write_consistency.value}, JSON payloads"
         )
         workloads = dict(WORKLOADS)
@@ -180,13 +289,7 @@ def main() -> None:
             keyspace = f"kjrepl_bench_{uuid.uuid4().hex[:10]}"
             keyspaces.append(keyspace)
             migrate(session, SchemaSettings(keyspace=keyspace))
-            store = CassandraReplicatedStore(
-                session,
-                TableNames(keyspace=keyspace),
-                segment_size=args.segment_size,
-                concurrency=args.concurrency,
-            )
-            run(store, workloads[name], args)
+            run(settings, keyspace, workloads[name], args)
     finally:
         if not args.keep:
             for keyspace in keyspaces:
