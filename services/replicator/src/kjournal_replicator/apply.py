@@ -35,6 +35,7 @@ from kjournal.replicate import ReplicationResult, replicate_partition
 from kjournal.settings import CassandraSettings
 from kjournal.wire.record import ConsumedRecord
 
+from kjournal_replicator import zip_imports
 from kjournal_replicator.metrics import MetricsSnapshot
 from kjournal_replicator.settings import ApplySettings
 
@@ -110,6 +111,7 @@ def apply_rows(
     rows: Iterable[Sequence[Any]], cassandra: CassandraSettings, settings: ApplySettings
 ) -> Iterator[SliceReport]:
     """Apply the rows of one Spark partition with this worker's Cassandra store."""
+    zip_imports.install()  # for the worker's next tasks
     records = [to_record(row) for row in rows]
     if records:
         yield from apply_records(records, _worker(cassandra, settings).store, settings)
