@@ -94,10 +94,23 @@ class PurgeBatch:
 Batch: TypeAlias = Appends | DeleteBatch | PurgeBatch
 
 
+@dataclass(slots=True)
+class _OpenAppends:
+    """An `Appends` while folding: records newest first, so merging one is an O(1) append (a
+    frozen batch rebuilt per merged append made a journal's k appends cost O(k²))."""
+
+    offset: int
+    newest_first: list[AppendRecord]
+    dropped_from: SeqNr | None = None
+
+    def close(self) -> Appends:
+        return Appends(self.offset, tuple(reversed(self.newest_first)), self.dropped_from)
+
+
 def fold_batches(records: Iterable[ActionRecord]) -> list[Batch]:
     """Fold one journal's action records (in offset order) into batches, oldest first."""
     ordered: Sequence[ActionRecord] = records if isinstance(records, Sequence) else list(records)
-    batches: list[Batch] = []  # newest first while folding; reversed at the end
+    batches: list[Batch | _OpenAppends] = []  # newest first while folding; reversed at the end
     latest_delete: DeleteBatch | None = None  # the oldest delete batch built so far
 
     for record in reversed(ordered):
@@ -138,16 +151,16 @@ def fold_batches(records: Iterable[ActionRecord]) -> list[Batch]:
                 if following.dropped_to is None or following.dropped_to < dropped_to:
                     batches[-1] = replace(following, dropped_to=dropped_to)
                 continue
-            if isinstance(following, Appends):
+            if isinstance(following, _OpenAppends):
                 if latest_delete is not None and latest_delete.to >= action.header.range.to:
                     first = action.header.range.from_
                     if following.dropped_from is not None:
                         first = min(first, following.dropped_from)
-                    batches[-1] = replace(following, dropped_from=first)
+                    following.dropped_from = first
                     continue
-                batches[-1] = replace(following, records=(append, *following.records))
+                following.newest_first.append(append)
                 continue
-            batches.append(Appends(offset, (append,)))
+            batches.append(_OpenAppends(offset, [append]))
 
     batches.reverse()
-    return batches
+    return [batch.close() if isinstance(batch, _OpenAppends) else batch for batch in batches]
