@@ -7,13 +7,16 @@ value, no NaN/Infinity. Both raise ValueError; callers turn it into their own er
 Writing goes through orjson (several times faster; the replicator writes every JSON payload it
 stores) and falls back to the standard library whenever orjson would differ in what it accepts:
 orjson writes NaN and infinities as `null` and refuses integers beyond 64 bits, so any output with
-a `null` and any orjson error take the strict standard path. Reading stays on the standard
-library: orjson turns integers beyond 64 bits into floats, silently.
+a `null` and any orjson error take the strict standard path. Reading goes through orjson too,
+except where it would differ: it turns integers beyond 64 bits into floats, silently, so text
+with a run of 19 or more digits (every such integer has one) takes the standard path, as does
+anything orjson refuses (the standard path then accepts it or raises its own error).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import NoReturn
 
 import orjson
@@ -32,6 +35,9 @@ _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 _decoder = json.JSONDecoder(parse_constant=_reject_constant)
 # Dataclasses and datetimes are not JSON values: let them fail on the standard path.
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+# 2**63 has 19 digits: a shorter run of digits is never an integer orjson could turn into a float.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
 
 
 def dumps(value: object) -> str:
@@ -63,7 +69,19 @@ def dump_bytes(value: object) -> bytes:
 
 def loads(data: bytes | bytearray | memoryview | str) -> JsonValue:
     """Parse exactly one JSON value from UTF-8 bytes or text."""
-    text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+    if isinstance(data, str):
+        long_digits = _LONG_DIGITS_TEXT.search(data) is not None
+    else:
+        data = bytes(data)
+        long_digits = _LONG_DIGITS.search(data) is not None
+    if not long_digits:
+        try:
+            fast: JsonValue = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            return fast
+    text = data if isinstance(data, str) else data.decode("utf-8")
     try:
         result: JsonValue = _decoder.decode(text)
     except RecursionError as exc:
