@@ -50,6 +50,8 @@ from kjournal.settings import CassandraSettings
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 from kjournal_dev.config import DevConfig
 from kjournal_dev.state import PlatformState
+from kjournal_replicator import worker_gc
+from kjournal_replicator.settings import ApplySettings
 
 TOPIC = "journal"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -159,6 +161,7 @@ def replicate_one_partition(
             concurrency=args.concurrency,
         )
         metrics = RecordingMetrics()
+        worker_gc.tune(args.gc_threshold)  # as the replicator's workers do
         start()
         cpu_started, started = time.process_time(), time.monotonic()
         for n, slice_ in enumerate(slices(records, args.slice)):
@@ -261,6 +264,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--processes", type=int, default=1, help="partitions replicated at once")
     parser.add_argument("--keep", action="store_true", help="keep the keyspace afterwards")
+    parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        default=ApplySettings().gc_threshold,
+        help="first-generation GC threshold, as KJOURNAL_APPLY__GC_THRESHOLD (0: Python's)",
+    )
     args = parser.parse_args()
 
     settings = CassandraSettings(port=int(os.environ.get("KJOURNAL_DEV_CASSANDRA_PORT", "9042")))
@@ -275,7 +284,7 @@ def main() -> None:
             f"parameters: slice {args.slice} records, {args.events_per_append} events per append, "
             f"{args.concurrency} statements in flight per process, {args.processes} "
             f"replicating process{'es' if args.processes > 1 else ''}, "
-            f"segment size {args.segment_size}, "
+            f"segment size {args.segment_size}, GC threshold {args.gc_threshold or 700}, "
             f"write consistency {settings.write_consistency.value}, JSON payloads"
         )
         workloads = dict(WORKLOADS)

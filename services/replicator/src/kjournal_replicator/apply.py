@@ -35,7 +35,7 @@ from kjournal.replicate import ReplicationResult, replicate_partition
 from kjournal.settings import CassandraSettings
 from kjournal.wire.record import ConsumedRecord
 
-from kjournal_replicator import zip_imports
+from kjournal_replicator import worker_gc, zip_imports
 from kjournal_replicator.metrics import MetricsSnapshot
 from kjournal_replicator.settings import ApplySettings
 
@@ -250,6 +250,7 @@ def _worker(cassandra: CassandraSettings, settings: ApplySettings) -> _Worker:
             concurrency=settings.concurrency,
         )
         _current = _Worker(key, store, session.cluster.shutdown)
+        worker_gc.tune(settings.gc_threshold)
         log.info("connected to Cassandra %s for replication", list(cassandra.contact_points))
         return _current
 

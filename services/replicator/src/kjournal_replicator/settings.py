@@ -114,6 +114,9 @@ class ApplySettings(BaseModel):
     """A task whose Kafka partitions take longer to apply (retries included) fails."""
     fail_on_gap: bool = True
     """Fail a batch that would start a partition past pointer2 + 1 (offsets never replicated)."""
+    gc_threshold: int = Field(default=50_000, ge=0)
+    """First-generation threshold of the workers' garbage collector (0: Python's 700); see
+    worker_gc.py."""
 
 
 class HttpSettings(BaseModel):

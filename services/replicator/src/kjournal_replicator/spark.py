@@ -14,11 +14,19 @@ from kjournal_replicator.jars import default_jars_dir, kafka_source_jars, spark_
 from kjournal_replicator.kafka_source import source_options
 from kjournal_replicator.settings import ReplicatorSettings
 
-__all__ = ["QUERY_NAME", "build_spark", "start_query"]
+__all__ = ["LOCAL_DRIVER_JAVA_OPTIONS", "QUERY_NAME", "build_spark", "spark_conf", "start_query"]
 
 log = logging.getLogger(__name__)
 
 QUERY_NAME = "kjournal-replicator"
+
+LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+"""In local mode the one JVM (driver and executor) shares the cores with the Python workers that
+do the replication, and its own share of the work is small (planning micro-batches, reading
+Kafka, handing rows over). HotSpot's C2 compiler kept compiling Spark's code for minutes after a
+start, at 20-60 % of a core (measured: 12.8 core-seconds in the bench's steady minute), while
+C1 alone compiles a tenth of that and ran the JVM's part of the same minute in two thirds of the
+CPU. Override with `spark.driver.extraJavaOptions` in `KJOURNAL_SPARK__CONF`."""
 
 
 def _jars(settings: ReplicatorSettings) -> list[str]:
@@ -50,12 +58,24 @@ def _under_spark_submit() -> bool:
 def build_spark(settings: ReplicatorSettings) -> SparkSession:
     spark_settings = settings.spark
     builder = SparkSession.builder.appName(spark_settings.app_name)
-    master = spark_settings.master
-    if _under_spark_submit():
-        # spark-submit's --master (and its --conf) must win over our local default.
-        master = None
-    elif master:
+    # spark-submit's --master (and its --conf) must win over our local default.
+    master = None if _under_spark_submit() else spark_settings.master
+    if master:
         builder = builder.master(master)
+    if _is_local(master) and "PYSPARK_PYTHON" not in os.environ:
+        # Local workers must run this interpreter (its virtualenv has kjournal), not `python3`;
+        # PySpark's SparkContext reads only the environment variable (not spark.pyspark.python).
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    for key, value in spark_conf(settings, master, _jars(settings)).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def spark_conf(settings: ReplicatorSettings, master: str | None, jars: list[str]) -> dict[str, str]:
+    """The Spark conf the job sets; `KJOURNAL_SPARK__CONF` entries win over every default."""
+    spark_settings = settings.spark
     conf: dict[str, str] = {
         "spark.ui.enabled": str(spark_settings.ui_enabled).lower(),
         "spark.sql.shuffle.partitions": str(spark_settings.shuffle_partitions),
@@ -65,19 +85,16 @@ def build_spark(settings: ReplicatorSettings) -> SparkSession:
         # Workers keep their Cassandra session between tasks (apply.py).
         "spark.python.worker.reuse": "true",
     }
-    jars = _jars(settings)
     if jars:
         conf["spark.jars"] = ",".join(jars)
-    if (master or "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
-        # Local workers must run this interpreter (its virtualenv has kjournal), not `python3`;
-        # PySpark's SparkContext reads only the environment variable (not spark.pyspark.python).
-        os.environ["PYSPARK_PYTHON"] = sys.executable
+    if _is_local(master):
+        conf["spark.driver.extraJavaOptions"] = LOCAL_DRIVER_JAVA_OPTIONS
     conf.update(spark_settings.conf)
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    return spark
+    return conf
+
+
+def _is_local(master: str | None) -> bool:
+    return (master or "").startswith("local")
 
 
 def start_query(
