@@ -29,9 +29,7 @@ def test_zero_leaves_pythons_threshold() -> None:
     assert gc.get_threshold() == (700, 10, 10)
 
 
-def test_the_setting_defaults_to_a_high_threshold_and_refuses_negatives(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_setting_defaults_to_a_high_threshold_and_refuses_negatives() -> None:
     assert ApplySettings().gc_threshold == 50_000
     with pytest.raises(ValueError, match="greater than or equal to 0"):
         ApplySettings(gc_threshold=-1)
