@@ -16,8 +16,8 @@ Runs `python -m kjournal_replicator` (local[2]) against the Kafka and Cassandra 
 3. latency: appends at a steady RATE events/s for SECONDS; for each, the time from the broker's
    acknowledgement until pointer2 of its partition covers its offset (rows are written before
    pointer2 moves, so that is when a read from Cassandra alone sees it). pointer2 of every
-   partition is read in one query every POLL_S, which bounds the resolution. (Catch-up and live
-   throughput poll every THROUGHPUT_POLL_S: frequent polls cost the node CPU the replicator needs.)
+   partition is read in one query every POLL_S, which bounds the resolution. (Catch-up and
+   throughput rounds poll every THROUGHPUT_POLL_S: frequent polls cost the node CPU the replicator needs.)
 
 Events are appended PER_APPEND at a time (default 10: a command's events, appended as one atomic
 batch). With `--per-append 1` every event is a Kafka record of its own, so per-record costs (the
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import re
@@ -406,6 +407,13 @@ def main() -> None:
         "--spark-conf", default="{}", help="extra Spark conf of the replicator, JSON"
     )
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    try:
+        if not isinstance(json.loads(args.spark_conf), dict):
+            raise ValueError("not an object")
+    except ValueError as exc:
+        parser.error(f"--spark-conf must be a JSON object of Spark conf keys: {exc}")
     scale = 10 if args.quick else 1
     params = Parameters(
         journals=1000 // scale,
