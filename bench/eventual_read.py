@@ -38,10 +38,10 @@ from kjournal.cassandra.rows import (
     journal_insert_values,
     journal_select_cql,
 )
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.segments import journal_segment, metajournal_bucket
 from kjournal.cassandra.session import READ_PROFILE, connect
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.model import (
     BinaryPayload,
     Event,
@@ -56,7 +56,6 @@ from kjournal.model import (
     TextPayload,
 )
 from kjournal.model.head import JournalHead
-from kjournal.settings import CassandraSettings
 
 KEY = Key("journal", "bench-entity")
 EVENTS_PER_APPEND = 5
@@ -201,7 +200,7 @@ def main() -> None:
     keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
     session = connect(settings)
     try:
-        migrate(session, SchemaSettings(keyspace=keyspace))
+        migrate(session, CassandraSettings(keyspace=keyspace))
         tables = TableNames(keyspace=keyspace)
         print(
             f"host: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, "

@@ -39,14 +39,13 @@ from pathlib import Path
 from typing import Any
 
 import cassandra
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.metrics import RecordingMetrics
 from kjournal.model import ActionRecord, Event, Events, JsonPayload, Key, PartitionOffset, SeqNr
 from kjournal.replicate import replicate_partition
-from kjournal.settings import CassandraSettings
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 from kjournal_dev.config import DevConfig
 from kjournal_dev.state import PlatformState
@@ -297,7 +296,7 @@ def main() -> None:
         for name in names:
             keyspace = f"kjrepl_bench_{uuid.uuid4().hex[:10]}"
             keyspaces.append(keyspace)
-            migrate(session, SchemaSettings(keyspace=keyspace))
+            migrate(session, CassandraSettings(keyspace=keyspace))
             run(settings, keyspace, workloads[name], args)
     finally:
         if not args.keep:

@@ -49,12 +49,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.journal import Journals, JournalsSettings
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
-from kjournal.settings import CassandraSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
 
@@ -343,14 +343,14 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
     keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
     # Outside the default topic pattern (journal.*): a running dev replicator must not take it.
     topic = f"kjbench_{uuid.uuid4().hex[:10]}"
-    migrate(session, SchemaSettings(keyspace=keyspace))
+    migrate(session, CassandraSettings(keyspace=keyspace))
     await create_topic(endpoints.kafka_bootstrap, topic, PARTITIONS)
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     poller = PointerPoller(session, keyspace, topic)
-    settings = JournalsSettings(kafka=KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap))
+    kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
     replicator = None
     try:
-        async with Journals(settings) as journals:
+        async with Journals(kafka) as journals:
             ends = await append_all(journals, topic, "backlog", params)
             per_batch = max(sum(ends.values()) // 10, 100)
             replicator = start_replicator(

@@ -10,7 +10,7 @@ from cassandra.cluster import Session
 from cassandra.query import UNSET_VALUE
 from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.rows import journal_insert_cql, journal_insert_rows
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.model import (
     Event,
     EventRecord,

@@ -12,11 +12,10 @@ from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader, DataIntegrity
 from kjournal.cassandra.segments import metajournal_bucket
 from kjournal.cassandra.session import Pager, open_session
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.errors import CassandraUnavailable, FormatError, SchemaError
 from kjournal.model import EventRecord, Key, SeqNr
 from kjournal.model.head import JournalHead
-from kjournal.settings import CassandraSettings
 
 from tests.integration.cassandra.raw import (
     BASE_TIME,

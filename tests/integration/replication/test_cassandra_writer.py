@@ -17,7 +17,7 @@ from cassandra.query import BatchStatement
 from cassandra.util import Duration
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.segments import metajournal_bucket
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.model import ExpireAfter, Key, SeqNr
 from kjournal.model.head import JournalHead

@@ -16,8 +16,8 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.tables import TableNames
-from kjournal.journal import Journals, JournalsSettings
+from kjournal.cassandra.settings import TableNames
+from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Events, Key, RecordMetadata
 from kjournal.wire.record import append_action, encode_action
@@ -39,7 +39,7 @@ CATCH_UP_S = 240
 
 
 def _journals(bootstrap: str) -> Journals:
-    return Journals(JournalsSettings(kafka=KafkaSettings(bootstrap_servers=bootstrap)))
+    return Journals(KafkaSettings(bootstrap_servers=bootstrap))
 
 
 @pytest.fixture(scope="module")

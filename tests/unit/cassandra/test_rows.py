@@ -28,7 +28,8 @@ from kjournal.cassandra.rows import (
     quarantine_insert_values,
     quarantined_record_from_row,
 )
-from kjournal.cassandra.tables import JOURNAL, METAJOURNAL, QUARANTINE, TableNames
+from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.tables import JOURNAL, METAJOURNAL, QUARANTINE
 from kjournal.errors import FormatError
 from kjournal.model import (
     BinaryPayload,

@@ -96,7 +96,7 @@ def _read(
             (r.seq_nr, r.event.payload.value if r.event.payload else None)
             async for r in reader.read(KEY, from_, to, limit)
         ]
-        return events, (await reader.plan(KEY)).info.seq_nr
+        return events, (await reader.view(KEY)).info.seq_nr
 
     return asyncio.run(run())
 

@@ -26,7 +26,6 @@ from kjournal.errors import (
     KJournalError,
     SeqNrOrderError,
 )
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import (
     BinaryPayload,
     Event,
@@ -44,6 +43,7 @@ from kjournal.model import (
     TextPayload,
 )
 from kjournal.model.head import Expiry
+from kjournal.model.results import AppendResult, JournalStatus
 from pydantic import ValidationError
 
 

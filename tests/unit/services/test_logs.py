@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from kjournal.api.logs import configure_logging
+from kjournal_service.logs import configure_logging
 
 
 @pytest.fixture(autouse=True)

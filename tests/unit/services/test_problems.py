@@ -11,10 +11,10 @@ from kjournal.api.problems import (
     PROBLEM_TYPE_PREFIX,
     error_for_problem,
     problem_for_error,
-    problem_response,
     validation_problem,
 )
 from kjournal.api.schemas import Problem
+from kjournal_service.problems import problem_response
 
 
 def _example(cls: type[errors.KJournalError]) -> errors.KJournalError:

@@ -12,15 +12,15 @@ from typing import Any, Protocol, TypeVar
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
-from kjournal.api.asgi import ASGIApp, BodyLimit, RawPathRouting, RequestMetrics
-from kjournal.api.logs import configure_logging
-from kjournal.api.openapi import finish_openapi
-from kjournal.api.settings import HttpSettings
-from kjournal.metrics_prometheus import PrometheusMetrics
 from pydantic import BaseModel
 
+from kjournal_service.asgi import ASGIApp, BodyLimit, RawPathRouting, RequestMetrics
 from kjournal_service.hot_routes import HotEndpoint, HotRoutes
+from kjournal_service.logs import configure_logging
+from kjournal_service.metrics_prometheus import PrometheusMetrics
+from kjournal_service.openapi import finish_openapi
 from kjournal_service.problems import ProblemHandlers
+from kjournal_service.settings import HttpSettings
 
 __all__ = ["ServiceSettingsLike", "environment_app", "service_app"]
 

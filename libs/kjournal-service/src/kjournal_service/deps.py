@@ -8,13 +8,13 @@ from typing import Annotated, cast
 
 from fastapi import Depends, Request
 from kjournal.api.keys import KeyRules
-from kjournal.api.settings import HttpSettings
 from kjournal.journal import Journal, Journals
 from kjournal.kafka.topics import TopicPartitions
-from kjournal.metrics_prometheus import PrometheusMetrics
 from kjournal.model import Key
 
+from kjournal_service.metrics_prometheus import PrometheusMetrics
 from kjournal_service.params import IdPath, TopicPath
+from kjournal_service.settings import HttpSettings
 
 __all__ = [
     "HttpDep",
@@ -49,7 +49,7 @@ async def get_journals(request: Request) -> Journals:
 
 
 async def get_topics(request: Request) -> TopicPartitions:
-    return cast(TopicPartitions, request.app.state.topics)
+    return cast(Journals, request.app.state.journals).topics
 
 
 async def get_metrics(request: Request) -> PrometheusMetrics:

@@ -10,12 +10,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
-from kjournal.api.readiness import Check, check_readiness
 from kjournal.api.schemas import ReadinessOut, StatusOut
 from kjournal.errors import UnknownTopic
 from kjournal.kafka.topics import TopicPartitions
 
 from kjournal_service.deps import HttpDep, MetricsDep, TopicsDep
+from kjournal_service.readiness import Check, check_readiness
 
 __all__ = ["Probes", "health_router"]
 

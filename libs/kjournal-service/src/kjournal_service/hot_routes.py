@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from fastapi.routing import APIRoute
-from kjournal.api.asgi import ASGIApp, Receive, Scope, Send
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match
 
+from kjournal_service.asgi import ASGIApp, Receive, Scope, Send
 from kjournal_service.problems import ProblemHandlers
 
 __all__ = ["HotEndpoint", "HotRoutes"]

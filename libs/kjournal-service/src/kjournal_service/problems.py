@@ -1,4 +1,5 @@
-"""Errors → `application/problem+json`: FastAPI glue over kjournal.api.problems (the mapping).
+"""Errors → `application/problem+json`: rendering and FastAPI glue over kjournal.api.problems
+(the mapping), and the OpenAPI declaration of problem answers.
 
 Handlers raise kjournal errors for domain conditions; this turns them, FastAPI's validation
 errors and Starlette's HTTP errors into problems. Anything else is a bare 500 carrying a trace
@@ -7,17 +8,21 @@ id that is also logged with the traceback.
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from kjournal.api.problems import (
     INTERNAL_ERROR,
+    PROBLEM_CONTENT_TYPE,
+    PROBLEM_TYPE_PREFIX,
     problem_for_error,
     problem_for_status,
-    problem_response,
+    spec_for_slug,
     validation_problem,
 )
 from kjournal.api.schemas import Problem
@@ -26,6 +31,28 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemResponse:
+    """A rendered problem: what any web framework needs to answer with it."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+def problem_response(problem: Problem, retry_after_s: int | None = None) -> ProblemResponse:
+    body = json.dumps(
+        problem.model_dump(mode="json", exclude_none=True),
+        ensure_ascii=False,
+        separators=(",", ":"),
+    ).encode()
+    headers: tuple[tuple[str, str], ...] = (("content-type", PROBLEM_CONTENT_TYPE),)
+    spec = spec_for_slug(problem.type.removeprefix(PROBLEM_TYPE_PREFIX))
+    if retry_after_s is not None and spec is not None and spec.retry:
+        headers += (("retry-after", str(retry_after_s)),)
+    return ProblemResponse(problem.status, headers, body)
 
 
 class ProblemHandlers:
@@ -108,3 +135,23 @@ def _phrase(exc: HTTPException) -> str:
         return HTTPStatus(exc.status_code).phrase
     except ValueError:
         return str(exc.detail)
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries declaring problem bodies for these statuses (FastAPI shape)."""
+    descriptions = {
+        400: "invalid request (problem types validation-error, invalid-key, empty-batch, ...)",
+        404: "unknown topic, no such journal, or no such route",
+        413: "request body or encoded record too large",
+        500: "quarantined journal, undecodable data, or an internal error",
+        503: "Kafka or Cassandra unavailable; see Retry-After",
+        504: "a dependency did not answer in time",
+    }
+    return {
+        status: {
+            "model": Problem,
+            "description": descriptions.get(status, "problem"),
+            "content": {PROBLEM_CONTENT_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        for status in statuses
+    }

@@ -24,13 +24,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kjournal.errors import MicroBatchError
 from kjournal.metrics import Metrics
 from pyspark.sql import DataFrame
 
 from kjournal_replicator.apply import COLUMNS, ApplyTask, SliceReport
 from kjournal_replicator.metrics import BATCH_SECONDS, BATCHES, LATENCY
 from kjournal_replicator.offsets import Pointer2, find_gaps
-from kjournal_replicator.ranges import OffsetRange, PlanError, planned_ranges
+from kjournal_replicator.ranges import OffsetRange, planned_ranges
 
 __all__ = ["BatchHandler", "BatchStatus", "BatchSummary"]
 
@@ -131,7 +132,7 @@ class BatchHandler:
                 self._known.clear()
                 gaps = find_gaps(ranges, self._pointer2)
             if gaps:
-                raise PlanError(
+                raise MicroBatchError(
                     "refusing to skip unreplicated offsets (delete the checkpoint to resume "
                     "from pointer2, or set KJOURNAL_APPLY__FAIL_ON_GAP=false to accept the "
                     "loss): " + "; ".join(gaps)
@@ -189,7 +190,7 @@ class BatchHandler:
         """Every planned range reported, within its bounds, and nothing else."""
         by_partition = {(r.result.topic, r.result.partition): r for r in reports}
         if len(by_partition) != len(reports):
-            raise PlanError("a Kafka partition was applied by more than one task")
+            raise MicroBatchError("a Kafka partition was applied by more than one task")
         planned = {(r.topic, r.partition): r for r in ranges}
         for key, report in by_partition.items():
             offsets = planned.get(key)
@@ -197,7 +198,7 @@ class BatchHandler:
                 offsets.from_offset <= report.first_offset <= report.last_offset
                 and report.last_offset < offsets.until_offset
             ):
-                raise PlanError(
+                raise MicroBatchError(
                     f"{key[0]}:{key[1]} applied offsets {report.first_offset}.."
                     f"{report.last_offset}, outside the planned {offsets}"
                 )
@@ -206,4 +207,4 @@ class BatchHandler:
                 f"{topic}:{partition}" for topic, partition in planned.keys() - by_partition
             )
             if missing:
-                raise PlanError(f"no records came back for planned partitions {missing}")
+                raise MicroBatchError(f"no records came back for planned partitions {missing}")

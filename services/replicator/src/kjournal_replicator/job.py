@@ -17,11 +17,10 @@ from contextlib import ExitStack
 from types import FrameType
 
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import SchemaSettings, check_schema
+from kjournal.cassandra.schema import check_schema
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.tables import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.metrics_prometheus import PrometheusMetrics
+from kjournal_service.metrics_prometheus import PrometheusMetrics
 from py4j.protocol import Py4JError  # type: ignore[import-untyped]
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
@@ -111,7 +110,7 @@ class Replicator:
             session = connect(settings.cassandra)
             stack.callback(session.cluster.shutdown)
             # Migrations are the schema job's (it holds the DDL rights): only check here.
-            check_schema(session, SchemaSettings.from_settings(settings.cassandra))
+            check_schema(session, settings.cassandra)
             pointer2 = _store(session, settings).pointer2
             spark = build_spark(settings)
             stack.callback(_stop_spark, spark)
@@ -182,4 +181,4 @@ def _stop_spark(spark: SparkSession) -> None:
 
 def _store(session: Session, settings: ReplicatorSettings) -> CassandraReplicatedStore:
     """The driver's store: it only reads pointer2 (starting offsets, gap check, lag)."""
-    return CassandraReplicatedStore(session, TableNames.from_settings(settings.cassandra))
+    return CassandraReplicatedStore(session, settings.cassandra.names)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
@@ -31,12 +31,6 @@ T = TypeVar("T")
 
 FETCH_MAX_WAIT_MS = 20
 
-_JAAS_MODULES = {
-    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class PartitionOffsets:
@@ -47,7 +41,7 @@ class PartitionOffsets:
 def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) -> T:
     async def main() -> T:
         consumer = AIOKafkaConsumer(
-            **kafka.client_options(), enable_auto_commit=False, group_id=None
+            **kafka.aiokafka_options(), enable_auto_commit=False, group_id=None
         )
         try:
             await consumer.start()
@@ -64,7 +58,7 @@ def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str
     """Every partition of every topic whose name matches the pattern."""
 
     async def main() -> dict[str, list[int]]:
-        admin = AIOKafkaAdminClient(**kafka.client_options())
+        admin = AIOKafkaAdminClient(**kafka.aiokafka_options())
         try:
             await admin.start()
             names = sorted(name for name in await admin.list_topics() if topics.matches(name))
@@ -103,22 +97,11 @@ def kafka_offsets(
 
 def source_options(kafka: KafkaSettings, spark: SparkSettings) -> dict[str, str]:
     """The Spark Kafka source's connection options (`kafka.*`) from the shared Kafka settings."""
-    options: dict[str, Any] = {
-        "kafka.bootstrap.servers": kafka.bootstrap_servers,
-        "kafka.security.protocol": kafka.security_protocol,
-        "kafka.request.timeout.ms": kafka.request_timeout_ms,
-        # A consumer keeps one fetch in flight per broker. After a micro-batch that fetch waits
-        # at the broker for new data, and the next micro-batch's read (its seek discards the
-        # fetch) waits for it to come back first: Kafka's 500 ms default, per partition a task
-        # reads, measured as seconds of latency per micro-batch.
-        "kafka.fetch.max.wait.ms": FETCH_MAX_WAIT_MS,
-    }
-    if kafka.sasl_mechanism:
-        password = kafka.sasl_password.get_secret_value() if kafka.sasl_password else ""
-        options["kafka.sasl.mechanism"] = kafka.sasl_mechanism
-        options["kafka.sasl.jaas.config"] = (
-            f'{_JAAS_MODULES[kafka.sasl_mechanism]} required username="{kafka.sasl_username}" '
-            f'password="{password}";'
-        )
+    options = {f"kafka.{key}": value for key, value in kafka.java_options().items()}
+    # A consumer keeps one fetch in flight per broker. After a micro-batch that fetch waits at the
+    # broker for new data, and the next micro-batch's read (its seek discards the fetch) waits for
+    # it to come back first: Kafka's 500 ms default, per partition a task reads, measured as
+    # seconds of latency per micro-batch.
+    options["kafka.fetch.max.wait.ms"] = str(FETCH_MAX_WAIT_MS)
     options.update(spark.kafka_options)
-    return {key: str(value) for key, value in options.items()}
+    return options

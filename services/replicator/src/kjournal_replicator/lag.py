@@ -1,8 +1,9 @@
-"""Replication lag per partition, measured by the driver: Kafka's end offset against pointer2.
+"""Replication lag per partition, measured by the driver on a timer.
 
-lag = end offset − (pointer2 + 1): the records Kafka holds that Cassandra does not (0 when
-caught up). A partition without pointer2 counts from its beginning offset. Measured on a timer,
-independently of micro-batches, so the lag keeps growing (and alerting) while batches fail.
+The lag is the core's (`kjournal.model.replication.replication_lag`: records Kafka holds that
+Cassandra does not) under the core's metric name (`kjournal_replication_lag_records`), the same
+the reader's replication route reports. Measured independently of micro-batches, so the lag keeps
+growing (and alerting) while batches fail.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import threading
 
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics import Metrics
+from kjournal.model.replication import PartitionReplication, TopicReplication
+from kjournal.replication_status import record_lag
 
 from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
-from kjournal_replicator.metrics import END_OFFSET, LAG
+from kjournal_replicator.metrics import END_OFFSET
 from kjournal_replicator.offsets import Pointer2
 from kjournal_replicator.settings import TopicSettings
 
@@ -25,15 +28,25 @@ log = logging.getLogger(__name__)
 
 def measure_lag(
     kafka: KafkaSettings, topics: TopicSettings, pointer2: Pointer2
-) -> dict[tuple[str, int], tuple[int, int]]:
-    """(end offset, lag) per matching partition."""
-    offsets = kafka_offsets(kafka, matching_partitions(kafka, topics))
-    measured = {}
-    for (topic, partition), known in offsets.items():
-        last = pointer2(topic, partition)
-        start = known.beginning if last is None else last + 1
-        measured[(topic, partition)] = (known.end, max(known.end - start, 0))
-    return measured
+) -> list[TopicReplication]:
+    """The replication status of every partition of every matching topic."""
+    partitions = matching_partitions(kafka, topics)
+    offsets = kafka_offsets(kafka, partitions)
+    return [
+        TopicReplication(
+            topic,
+            tuple(
+                PartitionReplication(
+                    partition,
+                    offsets[(topic, partition)].beginning,
+                    offsets[(topic, partition)].end,
+                    pointer2(topic, partition),
+                )
+                for partition in numbers
+            ),
+        )
+        for topic, numbers in sorted(partitions.items())
+    ]
 
 
 class LagMonitor:
@@ -62,11 +75,15 @@ class LagMonitor:
         self._thread.join(timeout=self._interval + 30)
 
     def measure_once(self) -> None:
-        for (topic, partition), (end, lag) in measure_lag(
-            self._kafka, self._topics, self._pointer2
-        ).items():
-            self._metrics.set(END_OFFSET, end, topic=topic, partition=str(partition))
-            self._metrics.set(LAG, lag, topic=topic, partition=str(partition))
+        for status in measure_lag(self._kafka, self._topics, self._pointer2):
+            record_lag(self._metrics, status)
+            for partition in status.partitions:
+                self._metrics.set(
+                    END_OFFSET,
+                    partition.end_offset,
+                    topic=status.topic,
+                    partition=str(partition.partition),
+                )
 
     def _loop(self) -> None:
         while not self._stop.is_set():

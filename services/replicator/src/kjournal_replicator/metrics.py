@@ -10,20 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kjournal.metrics import LabelKey, Metrics, RecordingMetrics
-from kjournal.metrics_prometheus import PrometheusMetrics
+from kjournal_service.metrics_prometheus import PrometheusMetrics
 
 __all__ = [
     "BATCHES",
     "BATCH_SECONDS",
     "END_OFFSET",
-    "LAG",
     "LATENCY",
     "MetricsSnapshot",
     "driver_metrics",
 ]
 
-# Names recorded by the replicator itself (the core's are kjournal.replicate's).
-LAG = "kjournal_replicator_lag_records"
+# Names recorded by the replicator itself (the core's are kjournal.replicate's, and the lag is
+# kjournal.replication_status's).
 END_OFFSET = "kjournal_replicator_end_offset"
 LATENCY = "kjournal_replicator_latency_seconds"
 BATCHES = "kjournal_replicator_micro_batches_total"

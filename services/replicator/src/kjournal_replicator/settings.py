@@ -14,14 +14,14 @@ from __future__ import annotations
 import re
 from typing import Self
 
-from kjournal.api.settings import ServiceSettings
+from kjournal.cassandra.settings import CassandraSettings, Consistency
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.settings import CassandraSettings, Consistency
+from kjournal_service.settings import ServiceSettings
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "ApplySettings",
-    "HttpSettings",
+    "DriverHttpSettings",
     "ReplicatorSettings",
     "SparkSettings",
     "TopicSettings",
@@ -119,8 +119,8 @@ class ApplySettings(BaseModel):
     worker_gc.py."""
 
 
-class HttpSettings(BaseModel):
-    """The driver's /healthz and /metrics endpoint."""
+class DriverHttpSettings(BaseModel):
+    """The driver's /healthz and /metrics endpoint (`KJOURNAL_HTTP__*`, as the HTTP services')."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -140,7 +140,7 @@ class ReplicatorSettings(ServiceSettings):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     topics: TopicSettings = Field(default_factory=TopicSettings)
     apply: ApplySettings = Field(default_factory=ApplySettings)
-    http: HttpSettings = Field(default_factory=HttpSettings)
+    http: DriverHttpSettings = Field(default_factory=DriverHttpSettings)
     stop_timeout_s: float = Field(default=60.0, ge=0)
     """On SIGTERM, how long to let the running micro-batch finish before stopping the query."""
 

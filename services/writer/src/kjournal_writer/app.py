@@ -13,8 +13,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
 from kjournal.api.schemas import AppendRequest
-from kjournal.journal import Journals, JournalsSettings
-from kjournal.kafka.topics import TopicPartitions
+from kjournal.journal import Journals
 from kjournal_service.app import environment_app, service_app
 from kjournal_service.health import health_router
 
@@ -35,12 +34,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     async with AsyncExitStack() as stack:
         app.state.journals = await stack.enter_async_context(
-            Journals(
-                JournalsSettings(kafka=settings.kafka, origin=settings.origin),
-                metrics=app.state.metrics,
-            )
+            Journals(settings.kafka, origin=settings.origin, metrics=app.state.metrics)
         )
-        app.state.topics = await stack.enter_async_context(TopicPartitions(settings.kafka))
         log.info("writer started; Kafka at %s", settings.kafka.bootstrap_servers)
         yield
         log.info("writer stopping: closing the Kafka producer")

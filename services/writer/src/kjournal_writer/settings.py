@@ -5,32 +5,26 @@
     KJOURNAL_HTTP__PORT=8081
 
 The writer has Kafka rights only: there is no Cassandra section, and `KJOURNAL_CASSANDRA__*`
-variables are ignored.
+variables are ignored. docs/configuration.md lists every variable.
 """
 
 from __future__ import annotations
 
-import socket
-from typing import Self
-
-from kjournal.api.settings import HttpSettings, ServiceSettings, check_kafka_credentials
+from kjournal.journal import HOST_NAME
 from kjournal.kafka.settings import KafkaSettings
-from pydantic import Field, model_validator
+from kjournal_service.settings import HttpSettings, ServiceSettings
+from pydantic import Field
 
 
 class WriterHttpSettings(HttpSettings):
-    port: int = Field(default=8081, ge=1, le=65535)
+    port: int = Field(default=8081, ge=1, le=65535, description="port to listen on")
 
 
 class Settings(ServiceSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     http: WriterHttpSettings = Field(default_factory=WriterHttpSettings)
     origin: str | None = Field(
-        default_factory=socket.gethostname,
-        description="written into every action header (the Scala library's origin)",
+        default=HOST_NAME,
+        description="written into every action header (the Scala library's origin; default: "
+        "the host name)",
     )
-
-    @model_validator(mode="after")
-    def _safe(self) -> Self:
-        check_kafka_credentials(self.kafka)
-        return self

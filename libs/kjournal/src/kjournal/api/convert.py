@@ -21,6 +21,8 @@ from kjournal.api.schemas import (
     EventIn,
     ExpiryOut,
     JournalStatusOut,
+    PartitionReplicationOut,
+    ReplicationOut,
     format_timestamp,
 )
 from kjournal.errors import (
@@ -31,7 +33,6 @@ from kjournal.errors import (
     KJournalError,
     SeqNrOrderError,
 )
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import (
     BinaryPayload,
     Event,
@@ -50,8 +51,10 @@ from kjournal.model import (
     SeqRange,
     TextPayload,
 )
+from kjournal.model.durations import expire_after_from_json, format_duration, parse_duration
 from kjournal.model.head import Expiry
-from kjournal.wire.durations import expire_after_from_json, format_duration, parse_duration
+from kjournal.model.replication import PartitionReplication, TopicReplication
+from kjournal.model.results import AppendResult, JournalStatus
 
 __all__ = [
     "AppendBatch",
@@ -65,6 +68,8 @@ __all__ = [
     "format_timestamp",
     "journal_status_from_out",
     "journal_status_out",
+    "replication_from_out",
+    "replication_out",
 ]
 
 
@@ -296,4 +301,32 @@ def journal_status_from_out(out: JournalStatusOut) -> JournalStatus:
         pointer2=out.pointer2,
         unreplicated_actions=out.unreplicated_actions,
         unreplicated_offsets=out.unreplicated_offsets,
+    )
+
+
+def replication_out(status: TopicReplication) -> ReplicationOut:
+    """The body of a topic's replication status."""
+    return ReplicationOut(
+        topic=status.topic,
+        partitions=[
+            PartitionReplicationOut(
+                partition=p.partition,
+                beginning_offset=p.beginning_offset,
+                end_offset=p.end_offset,
+                pointer2=p.pointer2,
+                lag=p.lag,
+            )
+            for p in status.partitions
+        ],
+        lag=status.lag,
+    )
+
+
+def replication_from_out(out: ReplicationOut) -> TopicReplication:
+    return TopicReplication(
+        out.topic,
+        tuple(
+            PartitionReplication(p.partition, p.beginning_offset, p.end_offset, p.pointer2)
+            for p in out.partitions
+        ),
     )

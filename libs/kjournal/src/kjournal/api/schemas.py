@@ -17,7 +17,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, PlainSerializer
 from pydantic.alias_generators import to_camel
 
+from kjournal.model.seq_nr import SEQ_NR_MAX
+
 __all__ = [
+    "NDJSON_CONTENT_TYPE",
     "AppendRequest",
     "AppendResponse",
     "EventIn",
@@ -41,7 +44,8 @@ __all__ = [
     "StatusOut",
 ]
 
-SEQ_NR_LIMIT = 2**63 - 1
+NDJSON_CONTENT_TYPE = "application/x-ndjson"
+"""Streamed answers: one JSON document per line."""
 
 
 def format_timestamp(value: datetime) -> str:
@@ -52,7 +56,7 @@ def format_timestamp(value: datetime) -> str:
 Timestamp = Annotated[datetime, PlainSerializer(format_timestamp, return_type=str)]
 
 PayloadTypeName = Literal["json", "text", "binary"]
-SeqNrField = Annotated[int, Field(ge=1, le=SEQ_NR_LIMIT, description="1 ≤ seqNr ≤ 2^63-1")]
+SeqNrField = Annotated[int, Field(ge=1, le=SEQ_NR_MAX, description="1 ≤ seqNr ≤ 2^63-1")]
 
 
 class RequestModel(BaseModel):
@@ -198,9 +202,15 @@ class JournalIdOut(ResponseModel):
 
 class PartitionReplicationOut(ResponseModel):
     partition: int
+    beginning_offset: int = Field(
+        default=0, description="the oldest offset Kafka still holds (retention)"
+    )
     end_offset: int = Field(description="the offset the next record will get")
     pointer2: int | None = Field(description="the last offset replicated; null if none yet")
-    lag: int = Field(description="records not yet replicated: endOffset - 1 - pointer2")
+    lag: int = Field(
+        description="records Kafka holds that are not replicated yet: "
+        "endOffset - max(pointer2 + 1, beginningOffset)"
+    )
 
 
 class ReplicationOut(ResponseModel):

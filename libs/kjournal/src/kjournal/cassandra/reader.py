@@ -31,7 +31,7 @@ from kjournal.cassandra.segments import (
     metajournal_bucket,
 )
 from kjournal.cassandra.session import Pager, Row, first_page, prepare
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.errors import DataIntegrityError
 from kjournal.model import EventRecord, Key, SeqNr
 from kjournal.model.head import JournalHead

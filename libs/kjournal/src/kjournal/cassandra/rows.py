@@ -20,7 +20,7 @@ from typing import Any, Final, NoReturn, cast
 from cassandra.query import UNSET_VALUE
 from cassandra.util import Date, Duration
 
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.errors import FormatError, InvalidDuration, InvalidPayload, InvalidSeqNr
 from kjournal.model import (
     BinaryPayload,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -32,6 +32,7 @@ from cassandra import ConsistencyLevel, InvalidRequest
 from cassandra.query import SimpleStatement
 
 from kjournal.cassandra.session import driver_errors
+from kjournal.cassandra.settings import CassandraReplication, CassandraSettings, TableNames
 from kjournal.cassandra.tables import (
     JOURNAL,
     METAJOURNAL,
@@ -39,24 +40,15 @@ from kjournal.cassandra.tables import (
     QUARANTINE,
     SETTING,
     TableDef,
-    TableNames,
     index_name,
 )
 from kjournal.errors import SchemaError
-from kjournal.settings import (
-    CassandraReplication,
-    CassandraSettings,
-    CassandraTables,
-    Consistency,
-    validate_cql_name,
-)
 
 __all__ = [
     "KJOURNAL_SCHEMA_VERSION",
     "KJOURNAL_SCHEMA_VERSION_KEY",
     "SCALA_SCHEMA_VERSION",
     "SCHEMA_VERSION_KEY",
-    "SchemaSettings",
     "check_schema",
     "migrate",
 ]
@@ -71,43 +63,25 @@ _OLD_METADATA_TABLE: Final = "metadata"
 _OLD_POINTER_TABLE: Final = "pointer"
 
 
+_MIN_DDL_TIMEOUT_S: Final = 120.0
+_SCHEMA_AGREEMENT_TIMEOUT_S: Final = 60.0
+
+
 @dataclass(frozen=True)
-class SchemaSettings:
-    """What `migrate` may do, and where."""
+class _Options:
+    """What one `migrate` may do, and where (from CassandraSettings and its arguments)."""
 
-    keyspace: str = "journal"
-    replication: CassandraReplication = field(default_factory=CassandraReplication)
-    tables: CassandraTables = field(default_factory=CassandraTables)
-    create_keyspace: bool = True
+    settings: CassandraSettings
     create_tables: bool = True
-    read_consistency: Consistency = Consistency.LOCAL_QUORUM
-    write_consistency: Consistency = Consistency.LOCAL_QUORUM
-    origin: str | None = None
-    """Written to `setting.origin` with each version; the host name if None."""
-    ddl_timeout: float = 120.0
-    schema_agreement_timeout: float = 60.0
-
-    def __post_init__(self) -> None:
-        try:
-            validate_cql_name(self.keyspace)
-        except ValueError as exc:
-            raise SchemaError(f"invalid keyspace name {self.keyspace!r}") from exc
-
-    @classmethod
-    def from_settings(cls, settings: CassandraSettings) -> SchemaSettings:
-        return cls(
-            keyspace=settings.keyspace,
-            replication=settings.replication,
-            tables=settings.tables,
-            create_keyspace=settings.auto_create_keyspace,
-            read_consistency=settings.read_consistency,
-            write_consistency=settings.write_consistency,
-            ddl_timeout=max(settings.request_timeout, 120.0),
-        )
+    origin: str | None = None  # written to `setting.origin` with each version; host name if None
 
     @property
     def names(self) -> TableNames:
-        return TableNames.of(self.keyspace, self.tables)
+        return self.settings.names
+
+    @property
+    def ddl_timeout(self) -> float:
+        return max(self.settings.request_timeout, _MIN_DDL_TIMEOUT_S)
 
 
 # --- the steps -------------------------------------------------------------------------------
@@ -188,31 +162,32 @@ class _Column:
 class _Ddl:
     """Schema operations on one keyspace through a synchronous session."""
 
-    def __init__(self, session: Any, settings: SchemaSettings) -> None:
+    def __init__(self, session: Any, options: _Options) -> None:
         self.session = session
-        self.settings = settings
-        self.names = settings.names
-        self.keyspace = settings.keyspace
+        self.options = options
+        self.settings = options.settings
+        self.names = options.names
+        self.keyspace = options.settings.keyspace
 
     def query(self, cql: str, params: Sequence[Any] = (), *, write: bool = False) -> list[Any]:
         level = self.settings.write_consistency if write else self.settings.read_consistency
         statement = SimpleStatement(cql, consistency_level=getattr(ConsistencyLevel, level.value))
         with driver_errors(cql):
-            return list(self.session.execute(statement, params, timeout=self.settings.ddl_timeout))
+            return list(self.session.execute(statement, params, timeout=self.options.ddl_timeout))
 
     def execute_ddl(self, cql: str) -> None:
         log.info("schema: %s", " ".join(cql.split()))
         with driver_errors(cql):
-            result = self.session.execute(cql, timeout=self.settings.ddl_timeout)
+            result = self.session.execute(cql, timeout=self.options.ddl_timeout)
             agreed = result.response_future.is_schema_agreed
             if not agreed:
                 agreed = self.session.cluster.control_connection.wait_for_schema_agreement(
-                    wait_time=self.settings.schema_agreement_timeout
+                    wait_time=_SCHEMA_AGREEMENT_TIMEOUT_S
                 )
         if not agreed:
             raise SchemaError(
                 f"nodes did not agree on the schema within "
-                f"{self.settings.schema_agreement_timeout} s after: {cql}"
+                f"{_SCHEMA_AGREEMENT_TIMEOUT_S} s after: {cql}"
             )
 
     def keyspace_exists(self) -> bool:
@@ -293,7 +268,7 @@ class _Ddl:
         self.query(
             f"INSERT INTO {self.names.qualified(self.names.setting)} (key, value, timestamp, origin) "
             "VALUES (%s, %s, %s, %s)",
-            (key, str(version), datetime.now(UTC), self.settings.origin or socket.gethostname()),
+            (key, str(version), datetime.now(UTC), self.options.origin or socket.gethostname()),
             write=True,
         )
 
@@ -305,14 +280,22 @@ def _normal(type_: str) -> str:
 # --- migrate ---------------------------------------------------------------------------------
 
 
-def migrate(session: Any, settings: SchemaSettings) -> int:
-    """Create or upgrade the keyspace; returns the Scala schema version now recorded.
+def migrate(
+    session: Any,
+    settings: CassandraSettings,
+    *,
+    create_tables: bool = True,
+    origin: str | None = None,
+) -> int:
+    """Create or upgrade the keyspace of `settings`; returns the Scala schema version recorded.
 
-    `session` is a connected cassandra-driver Session (any execution profile setup). Raises
-    SchemaError when a step fails, the keyspace or a table is missing and may not be created, or
-    the resulting schema lacks what the journal needs.
+    `session` is a connected cassandra-driver Session (any execution profile setup). The keyspace
+    is created only if `settings.auto_create_keyspace`, missing tables only if `create_tables`;
+    `origin` (default: the host name) is recorded with each version. Raises SchemaError when a
+    step fails, the keyspace or a table is missing and may not be created, or the resulting
+    schema lacks what the journal needs.
     """
-    ddl = _Ddl(session, settings)
+    ddl = _Ddl(session, _Options(settings, create_tables, origin))
     _ensure_keyspace(ddl)
     fresh = _create_tables(ddl)
     version = _run_steps(ddl, SCHEMA_VERSION_KEY, SCALA_STEPS, fresh=fresh)
@@ -321,15 +304,15 @@ def migrate(session: Any, settings: SchemaSettings) -> int:
     return version
 
 
-def check_schema(session: Any, settings: SchemaSettings) -> None:
+def check_schema(session: Any, settings: CassandraSettings) -> None:
     """Raise SchemaError unless the keyspace holds every table and column the journal uses."""
-    _check(_Ddl(session, settings))
+    _check(_Ddl(session, _Options(settings)))
 
 
 def _ensure_keyspace(ddl: _Ddl) -> None:
     if ddl.keyspace_exists():
         return
-    if not ddl.settings.create_keyspace:
+    if not ddl.settings.auto_create_keyspace:
         raise SchemaError(f"keyspace {ddl.keyspace} does not exist and may not be created")
     ddl.execute_ddl(
         f"CREATE KEYSPACE IF NOT EXISTS {ddl.keyspace} "
@@ -361,7 +344,7 @@ def _create_tables(ddl: _Ddl) -> bool:
     missing = [(name, d) for name, d in _scala_tables(ddl.names) if name not in existing]
     if not missing:
         return False
-    if not ddl.settings.create_tables:
+    if not ddl.options.create_tables:
         if ddl.names.setting in existing:
             return False  # the steps (or the final check) decide whether the rest is acceptable
         raise SchemaError(

@@ -1,4 +1,4 @@
-"""Where the journal's tables live, and their definitions (schema version 8 of the Scala library).
+"""The journal's table definitions (schema version 8 of the Scala library).
 
 The column lists are the single source for CREATE TABLE, for the migrations' tolerant ALTERs and
 for the post-migration check, so the three cannot drift apart. Types are spelled as
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kjournal.settings import CassandraSettings, CassandraTables, validate_cql_name
-
 __all__ = [
     "JOURNAL",
     "METAJOURNAL",
@@ -18,49 +16,7 @@ __all__ = [
     "QUARANTINE",
     "SETTING",
     "TableDef",
-    "TableNames",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class TableNames:
-    """The keyspace and the (unqualified) name of each table."""
-
-    keyspace: str = "journal"
-    journal: str = "journal"
-    metajournal: str = "metajournal"
-    pointer2: str = "pointer2"
-    setting: str = "setting"
-    quarantine: str = "quarantine"
-
-    def __post_init__(self) -> None:
-        for name in (
-            self.keyspace,
-            self.journal,
-            self.metajournal,
-            self.pointer2,
-            self.setting,
-            self.quarantine,
-        ):
-            validate_cql_name(name)
-
-    @classmethod
-    def from_settings(cls, settings: CassandraSettings) -> TableNames:
-        return cls.of(settings.keyspace, settings.tables)
-
-    @classmethod
-    def of(cls, keyspace: str, tables: CassandraTables) -> TableNames:
-        return cls(
-            keyspace=keyspace,
-            journal=tables.journal,
-            metajournal=tables.metajournal,
-            pointer2=tables.pointer2,
-            setting=tables.setting,
-            quarantine=tables.quarantine,
-        )
-
-    def qualified(self, table: str) -> str:
-        return f"{self.keyspace}.{table}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,7 @@ from kjournal.cassandra.segments import (
     metajournal_bucket,
 )
 from kjournal.cassandra.session import READ_PROFILE, WRITE_PROFILE, driver_errors, translate_error
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.fold.plan import (
     DeleteHead,
     DeleteRows,

@@ -21,9 +21,9 @@ from rich.progress import (
 from rich.text import Text
 
 from kjournal.api.convert import event_record_to_json, format_timestamp
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import BinaryPayload, EventRecord, JsonPayload, TextPayload
-from kjournal.wire.durations import format_duration
+from kjournal.model.durations import format_duration
+from kjournal.model.results import AppendResult, JournalStatus
 
 PAYLOAD_WIDTH = 100
 

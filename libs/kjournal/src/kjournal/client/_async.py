@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import httpx
 
-from kjournal.api.schemas import ReadinessOut, ReplicationOut
+from kjournal.api.schemas import ReadinessOut
 from kjournal.client._base import (
     BaseClient,
     Call,
@@ -19,7 +19,6 @@ from kjournal.client._base import (
     journal_id_of_line,
     merged_headers,
 )
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import (
     SEQ_NR_MAX,
     Event,
@@ -30,6 +29,8 @@ from kjournal.model import (
     RecordMetadata,
     SeqNr,
 )
+from kjournal.model.replication import TopicReplication
+from kjournal.model.results import AppendResult, JournalStatus
 
 __all__ = ["AsyncClient"]
 
@@ -154,7 +155,7 @@ class AsyncClient(BaseClient):
                 if line:
                     yield journal_id_of_line(line)
 
-    async def replication(self, topic: str) -> ReplicationOut:
+    async def replication(self, topic: str) -> TopicReplication:
         return await self._send(self._replication_call(topic))
 
     async def ready(self, service: str = "reader") -> ReadinessOut:

@@ -25,6 +25,7 @@ from kjournal.api.convert import (
     append_result,
     event_record_from_json,
     journal_status_from_out,
+    replication_from_out,
 )
 from kjournal.api.keys import quote_segment
 from kjournal.api.problems import PROBLEM_CONTENT_TYPE, error_for_problem
@@ -45,7 +46,6 @@ from kjournal.errors import (
     KJournalError,
     Unavailable,
 )
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import (
     Event,
     EventRecord,
@@ -55,6 +55,8 @@ from kjournal.model import (
     RecordMetadata,
     SeqNr,
 )
+from kjournal.model.replication import TopicReplication
+from kjournal.model.results import AppendResult, JournalStatus
 
 __all__ = [
     "BaseClient",
@@ -258,8 +260,8 @@ def _status(response: httpx.Response) -> JournalStatus | None:
     return journal_status_from_out(JournalStatusOut.model_validate_json(body))
 
 
-def _replication(response: httpx.Response) -> ReplicationOut:
-    return ReplicationOut.model_validate_json(_success(response))
+def _replication(response: httpx.Response) -> TopicReplication:
+    return replication_from_out(ReplicationOut.model_validate_json(_success(response)))
 
 
 def _readiness(response: httpx.Response) -> ReadinessOut:
@@ -346,7 +348,7 @@ class BaseClient:
     def _ids_url(self, topic: str) -> str:
         return self._reader(topic_path(topic, "/journals"))
 
-    def _replication_call(self, topic: str) -> Call[ReplicationOut]:
+    def _replication_call(self, topic: str) -> Call[TopicReplication]:
         return Call("GET", self._reader(topic_path(topic, "/replication")), _replication)
 
     def _ready_call(self, service: str) -> Call[ReadinessOut]:

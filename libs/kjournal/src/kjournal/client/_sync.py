@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import httpx
 
-from kjournal.api.schemas import ReadinessOut, ReplicationOut
+from kjournal.api.schemas import ReadinessOut
 from kjournal.client._base import (
     BaseClient,
     Call,
@@ -19,7 +19,6 @@ from kjournal.client._base import (
     journal_id_of_line,
     merged_headers,
 )
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import (
     SEQ_NR_MAX,
     Event,
@@ -30,6 +29,8 @@ from kjournal.model import (
     RecordMetadata,
     SeqNr,
 )
+from kjournal.model.replication import TopicReplication
+from kjournal.model.results import AppendResult, JournalStatus
 
 __all__ = ["Client"]
 
@@ -154,7 +155,7 @@ class Client(BaseClient):
                 if line:
                     yield journal_id_of_line(line)
 
-    def replication(self, topic: str) -> ReplicationOut:
+    def replication(self, topic: str) -> TopicReplication:
         return self._send(self._replication_call(topic))
 
     def ready(self, service: str = "reader") -> ReadinessOut:

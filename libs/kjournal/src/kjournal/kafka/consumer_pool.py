@@ -1,4 +1,4 @@
-"""A bounded pool of group-less consumers for reading a partition's unreplicated head."""
+"""A bounded pool of group-less consumers for reading a partition's unreplicated tail."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ class ConsumerPool:
 
     async def _create(self) -> AIOKafkaConsumer:
         consumer = AIOKafkaConsumer(
-            **self._kafka.client_options(),
+            **self._kafka.aiokafka_options(),
             group_id=None,
             enable_auto_commit=False,
             auto_offset_reset="earliest",

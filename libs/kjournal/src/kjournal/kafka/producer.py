@@ -22,7 +22,7 @@ _RECORD_OVERHEAD = 128
 def producer_options(settings: KafkaSettings) -> dict[str, Any]:
     """The `AIOKafkaProducer` keyword arguments of an ActionProducer."""
     return {
-        **settings.client_options(),
+        **settings.aiokafka_options(),
         "acks": "all",
         "enable_idempotence": True,
         "compression_type": None if settings.compression == "none" else settings.compression,

@@ -20,7 +20,7 @@ class TopicPartitions:
 
     def __init__(self, settings: KafkaSettings) -> None:
         self._settings = settings
-        self._admin = AIOKafkaAdminClient(**settings.client_options())
+        self._admin = AIOKafkaAdminClient(**settings.aiokafka_options())
         self._counts: dict[str, tuple[int, float]] = {}
 
     async def __aenter__(self) -> TopicPartitions:

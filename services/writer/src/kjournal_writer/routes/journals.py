@@ -8,9 +8,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Request, Response
 from kjournal.api.convert import append_batch, append_response_json
-from kjournal.api.problems import problem_responses
 from kjournal.errors import JournalNotFound
 from kjournal_service.deps import JournalDep, journal_of, metrics_of
+from kjournal_service.problems import problem_responses
 
 from kjournal_writer.deps import json_body, parse_json_body
 from kjournal_writer.schemas import (

@@ -1,4 +1,4 @@
-"""HeadCache: tails each journal topic once per process, so most reads need no Kafka read at all.
+"""TailCache: tails each journal topic once per process, so most reads need no Kafka read at all.
 
 Per topic, one group-less consumer reads every partition from pointer2 + 1 on, keeping keys and
 headers of each record (and append payloads within a byte budget); a second loop polls pointer2 and
@@ -18,8 +18,9 @@ from types import TracebackType
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from kjournal.errors import PartitionCountChanged
 from kjournal.kafka.partition_cache import PartitionCache, PayloadBudget
-from kjournal.kafka.settings import HeadCacheSettings, KafkaSettings
+from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.model import Key
@@ -35,7 +36,7 @@ _BACKOFF_MAX_S = 1.0
 
 
 class _TopicCache:
-    def __init__(self, topic: str, owner: HeadCache) -> None:
+    def __init__(self, topic: str, owner: TailCache) -> None:
         self.topic = topic
         self._owner = owner
         self.partitions: dict[int, PartitionCache] = {}
@@ -92,9 +93,9 @@ class _TopicCache:
                 raise
             except Exception:
                 self._owner.metrics.increment(
-                    "kjournal_head_cache_failures_total", 1, topic=self.topic
+                    "kjournal_tail_cache_failures_total", 1, topic=self.topic
                 )
-                log.exception("head cache of topic %s failed; rebuilding", self.topic)
+                log.exception("tail cache of topic %s failed; rebuilding", self.topic)
             self._reset()
             await self._notify()
             if time.monotonic() - started > 60:
@@ -117,7 +118,7 @@ class _TopicCache:
             for p, pointer in enumerate(pointers)
         }
         consumer = AIOKafkaConsumer(
-            **owner.kafka.client_options(),
+            **owner.kafka.aiokafka_options(),
             group_id=None,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
@@ -181,18 +182,13 @@ class _TopicCache:
                     raise PartitionCountChanged(self.topic, count, now_count)
 
 
-class PartitionCountChanged(Exception):
-    def __init__(self, topic: str, before: int, after: int) -> None:
-        super().__init__(f"topic {topic} went from {before} to {after} partitions")
-
-
-class HeadCache:
+class TailCache:
     """Implements `tail.TailSource`; open it with `async with`."""
 
     def __init__(
         self,
         kafka: KafkaSettings,
-        settings: HeadCacheSettings,
+        settings: TailCacheSettings,
         eventual: EventualReader,
         topics: TopicPartitions,
         metrics: Metrics | None = None,
@@ -206,7 +202,7 @@ class HeadCache:
         self._topics: dict[str, _TopicCache] = {}
         self._janitor: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> HeadCache:
+    async def __aenter__(self) -> TailCache:
         self._janitor = asyncio.create_task(self._expire_idle(), name="kjournal-head-cache-janitor")
         return self
 
@@ -233,7 +229,7 @@ class HeadCache:
             cache.start()
         answer = await cache.tail(key.id, partition, start, end)
         self.metrics.increment(
-            "kjournal_head_cache_requests_total",
+            "kjournal_tail_cache_requests_total",
             1,
             topic=key.topic,
             result="hit" if answer is not None else "unknown",

@@ -1,23 +1,27 @@
-"""Settings sections shared by the services; each service's root settings composes what it needs.
+"""The Cassandra section of the settings: how to reach the eventual store and where the journal
+lives in it.
 
-Sections are plain pydantic models (no environment access here): a service's
-`Settings(BaseSettings)` nests them, e.g. `cassandra: CassandraSettings`, so
-`KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.1,10.0.0.2` reaches `CassandraSettings.contact_points`.
+A plain pydantic model (no environment access here): a service's settings nest it as `cassandra`,
+so `KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.1,10.0.0.2` reaches `contact_points`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from kjournal.model.head import DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE
 
 __all__ = [
     "CassandraReplication",
     "CassandraSettings",
     "CassandraTables",
     "Consistency",
+    "TableNames",
     "validate_cql_name",
 ]
 
@@ -99,6 +103,43 @@ class CassandraReplication(BaseModel):
         return self
 
 
+@dataclass(frozen=True, slots=True)
+class TableNames:
+    """The keyspace and the (unqualified) name of each table."""
+
+    keyspace: str = "journal"
+    journal: str = "journal"
+    metajournal: str = "metajournal"
+    pointer2: str = "pointer2"
+    setting: str = "setting"
+    quarantine: str = "quarantine"
+
+    def __post_init__(self) -> None:
+        for name in (
+            self.keyspace,
+            self.journal,
+            self.metajournal,
+            self.pointer2,
+            self.setting,
+            self.quarantine,
+        ):
+            validate_cql_name(name)
+
+    @classmethod
+    def of(cls, keyspace: str, tables: CassandraTables) -> TableNames:
+        return cls(
+            keyspace=keyspace,
+            journal=tables.journal,
+            metajournal=tables.metajournal,
+            pointer2=tables.pointer2,
+            setting=tables.setting,
+            quarantine=tables.quarantine,
+        )
+
+    def qualified(self, table: str) -> str:
+        return f"{self.keyspace}.{table}"
+
+
 class CassandraSettings(BaseModel):
     """How to reach the eventual store, and where in it the journal lives.
 
@@ -108,26 +149,45 @@ class CassandraSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    contact_points: tuple[str, ...] = ("127.0.0.1",)
-    port: int = Field(default=9042, ge=1, le=65535)
-    username: str | None = None
-    password: SecretStr | None = None
-    local_dc: str | None = None
-    protocol_version: Literal[4, 5] = 5
+    contact_points: tuple[str, ...] = Field(
+        default=("127.0.0.1",), description="nodes to connect to first (comma-separated)"
+    )
+    port: int = Field(default=9042, ge=1, le=65535, description="CQL native transport port")
+    username: str | None = Field(default=None, description="role to log in as (with password)")
+    password: SecretStr | None = Field(default=None, description="the role's password (secret)")
+    local_dc: str | None = Field(
+        default=None, description="data center to prefer (none: the driver's default policy)"
+    )
+    protocol_version: Literal[4, 5] = Field(default=5, description="CQL native protocol")
 
-    keyspace: str = "journal"
-    tables: CassandraTables = Field(default_factory=CassandraTables)
-    replication: CassandraReplication = Field(default_factory=CassandraReplication)
-    auto_create_keyspace: bool = True
+    keyspace: str = Field(default="journal", description="keyspace holding the journal tables")
+    tables: CassandraTables = Field(
+        default_factory=CassandraTables, description="table names inside the keyspace"
+    )
+    replication: CassandraReplication = Field(
+        default_factory=CassandraReplication,
+        description="keyspace replication when the schema step creates it",
+    )
+    auto_create_keyspace: bool = Field(
+        default=True, description="whether the schema step may create a missing keyspace"
+    )
 
-    read_consistency: Consistency = Consistency.LOCAL_QUORUM
-    write_consistency: Consistency = Consistency.LOCAL_QUORUM
-    connect_timeout: float = Field(default=10.0, gt=0)
-    request_timeout: float = Field(default=10.0, gt=0)
-    fetch_size: int = Field(default=1000, ge=1)
+    read_consistency: Consistency = Field(
+        default=Consistency.LOCAL_QUORUM, description="consistency of reads"
+    )
+    write_consistency: Consistency = Field(
+        default=Consistency.LOCAL_QUORUM, description="consistency of writes"
+    )
+    connect_timeout: float = Field(default=10.0, gt=0, description="seconds to open a connection")
+    request_timeout: float = Field(default=10.0, gt=0, description="seconds per request")
+    fetch_size: int = Field(default=1000, ge=1, description="rows per page of a read")
 
-    segment_size: int = Field(default=10_000, ge=2)
-    """`journal` segment size given to journals created from now on (existing ones keep theirs)."""
+    segment_size: int = Field(
+        default=DEFAULT_SEGMENT_SIZE,
+        ge=MIN_SEGMENT_SIZE,
+        description="`journal` segment size of journals created from now on (existing ones "
+        "keep theirs)",
+    )
 
     @field_validator("contact_points", mode="before")
     @classmethod
@@ -153,3 +213,8 @@ class CassandraSettings(BaseModel):
         if (self.username is None) != (self.password is None):
             raise ValueError("set both username and password, or neither")
         return self
+
+    @property
+    def names(self) -> TableNames:
+        """The keyspace and its tables' names."""
+        return TableNames.of(self.keyspace, self.tables)

@@ -1,10 +1,16 @@
-"""What the services' settings share: the base class reading `KJOURNAL_*` variables, and the
-HTTP section (`KJOURNAL_HTTP__PORT`, ...)."""
+"""What every service's settings share: the base class reading `KJOURNAL_*` variables, and the
+HTTP section of the writer and the reader (`KJOURNAL_HTTP__PORT`, ...).
+
+Each service composes its `Settings` from sections that live beside their components
+(`kjournal.kafka.settings`, `kjournal.cassandra.settings`, ...) in its own `settings.py`;
+docs/configuration.md lists every variable.
+"""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
+from kjournal.api.keys import KeyRules
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
@@ -14,10 +20,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from kjournal.api.keys import KeyRules
-from kjournal.kafka.settings import KafkaSettings
-
-__all__ = ["HttpSettings", "ServiceSettings", "check_kafka_credentials"]
+__all__ = ["HttpSettings", "ServiceSettings"]
 
 
 class _PlainOrJsonEnv(EnvSettingsSource):
@@ -59,12 +62,14 @@ class HttpSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    host: str = "127.0.0.1"
-    port: int = Field(default=8080, ge=1, le=65535)
+    host: str = Field(default="127.0.0.1", description="address to listen on")
+    port: int = Field(default=8080, ge=1, le=65535, description="port to listen on")
     topic_prefix: str = Field(
         default="journal", description="only topics starting with this are journal topics"
     )
-    max_id_length: int = Field(default=1024, ge=1, le=65536)
+    max_id_length: int = Field(
+        default=1024, ge=1, le=65536, description="longest journal id accepted, in characters"
+    )
     max_body_bytes: int = Field(
         default=4 * 1024 * 1024,
         ge=1024,
@@ -73,7 +78,9 @@ class HttpSettings(BaseModel):
     graceful_shutdown_s: float = Field(
         default=30.0, gt=0, description="on SIGTERM, how long in-flight requests may finish"
     )
-    readiness_timeout_s: float = Field(default=3.0, gt=0)
+    readiness_timeout_s: float = Field(
+        default=3.0, gt=0, description="deadline of each /readyz dependency check"
+    )
     retry_after_s: int = Field(default=1, ge=0, description="Retry-After of 503 answers")
     stream_chunk_bytes: int = Field(
         default=64 * 1024, ge=1, description="NDJSON lines are sent in chunks of about this size"
@@ -81,25 +88,14 @@ class HttpSettings(BaseModel):
     workers: int = Field(
         default=1, ge=1, le=64, description="uvicorn worker processes (each opens its own clients)"
     )
-    access_log: bool = False
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    log_format: Literal["json", "text"] = "json"
+    access_log: bool = Field(default=False, description="log one line per request")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="DEBUG, INFO, WARNING or ERROR"
+    )
+    log_format: Literal["json", "text"] = Field(
+        default="json", description="json (one object per line) or text"
+    )
 
     @property
     def key_rules(self) -> KeyRules:
         return KeyRules(self.topic_prefix, self.max_id_length)
-
-
-def check_kafka_credentials(kafka: KafkaSettings) -> None:
-    """Refuse Kafka settings that would connect without the credentials they imply."""
-    sasl = kafka.security_protocol.startswith("SASL_")
-    if sasl and kafka.sasl_mechanism is None:
-        raise ValueError(f"kafka.security_protocol {kafka.security_protocol} needs sasl_mechanism")
-    if kafka.sasl_mechanism is not None:
-        if not sasl:
-            raise ValueError(
-                "kafka.sasl_mechanism is set but security_protocol is "
-                f"{kafka.security_protocol}: use SASL_SSL or SASL_PLAINTEXT"
-            )
-        if not kafka.sasl_username or kafka.sasl_password is None:
-            raise ValueError("kafka.sasl_mechanism needs sasl_username and sasl_password")

@@ -16,9 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any, Generic, TypeVar
 
-__all__ = ["NDJSON_CONTENT_TYPE", "Prefetched", "ndjson_chunks", "ndjson_line", "prefetch"]
-
-NDJSON_CONTENT_TYPE = "application/x-ndjson"
+__all__ = ["Prefetched", "ndjson_chunks", "ndjson_line", "prefetch"]
 
 T = TypeVar("T")
 

@@ -1,4 +1,4 @@
-"""Cassandra for the reader: connected in the background, so the reader starts without it.
+"""A Cassandra connection made in the background, so a reader starts (and answers) without it.
 
 Until the first connection succeeds (and whenever the schema is missing) every eventual read
 fails at once with CassandraUnavailable, which the API answers with 503 + Retry-After; once
@@ -16,12 +16,11 @@ from typing import Any
 
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.session import connect, first_page
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings
 from kjournal.errors import CassandraUnavailable, KJournalError
 from kjournal.model import EventRecord, Key, SeqNr
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
-from kjournal.settings import CassandraSettings
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +112,7 @@ class CassandraConnection:
         try:
             reader = await CassandraEventualReader.create(
                 session,
-                TableNames.from_settings(self._settings),
+                self._settings.names,
                 fetch_size=self._settings.fetch_size,
             )
         except BaseException:

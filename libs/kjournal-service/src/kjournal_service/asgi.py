@@ -14,8 +14,10 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from kjournal.api.problems import problem_response, request_too_large_problem
+from kjournal.api.problems import request_too_large_problem
 from kjournal.metrics import Metrics
+
+from kjournal_service.problems import problem_response
 
 __all__ = ["ASGIApp", "BodyLimit", "RawPathRouting", "RequestMetrics"]
 

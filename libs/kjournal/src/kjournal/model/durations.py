@@ -14,8 +14,8 @@ import math
 import re
 
 from kjournal.errors import InvalidDuration
-from kjournal.model import ExpireAfter, JsonValue
-from kjournal.model.expire_after import MAX_NANOS, NANOS_PER_UNIT
+from kjournal.model.expire_after import MAX_NANOS, NANOS_PER_UNIT, ExpireAfter
+from kjournal.model.payload import JsonValue
 
 _LABELS = {
     "day": "d day",

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kjournal.errors import InvalidDuration
 from kjournal.model import ExpireAfter
+from kjournal.model.durations import format_duration, parse_duration
 from kjournal.model.expire_after import MAX_NANOS, NANOS_PER_UNIT
-from kjournal.wire import format_duration, parse_duration
 
 from tests.unit.wire import catalog
 

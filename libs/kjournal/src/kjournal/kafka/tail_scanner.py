@@ -1,14 +1,15 @@
-"""Reading one journal's unreplicated head out of its partition, and the partition's end offset."""
+"""Reading one journal's unreplicated tail out of its partition, and partitions' offsets."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.errors import kafka_errors
+from kjournal.kafka.settings import ConsumerPoolSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.model import ActionRecord, Key
@@ -20,26 +21,25 @@ _POLL_BYTES = 1 << 20  # record bytes materialized per poll, roughly
 _FIRST_POLL_RECORDS = 4  # before record sizes are known
 
 
-class KafkaHead:
+class KafkaTailScanner:
     """Scans offsets [start, end) of the key's partition, comparing record keys before parsing.
 
-    Implements `read.PartitionOffsets` and `read.TailScanner`.
+    Implements `tail.PartitionOffsets`, `tail.TailScanner` and
+    `replication_status.OffsetsSource`.
     """
 
     def __init__(
         self,
         pool: ConsumerPool,
         topics: TopicPartitions,
-        poll_timeout_ms: int,
-        payload_budget_bytes: int,
+        settings: ConsumerPoolSettings,
         metrics: Metrics | None = None,
-        max_poll_records: int = 500,
     ) -> None:
         self._pool = pool
         self._topics = topics
-        self._poll_timeout_ms = poll_timeout_ms
-        self._max_poll_records = max_poll_records
-        self._payload_budget = payload_budget_bytes
+        self._poll_timeout_ms = settings.poll_timeout_ms
+        self._max_poll_records = settings.max_poll_records
+        self._payload_budget = settings.scan_payload_budget_bytes
         self._metrics = metrics or NoopMetrics()
 
     async def partition(self, key: Key) -> int:
@@ -64,6 +64,15 @@ class KafkaHead:
                 "kjournal_kafka_end_offset_seconds", time.perf_counter() - started
             )
         return int(ends[tp])
+
+    async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """(beginning, end) offset of each partition: what Kafka still holds (writes nothing)."""
+        tps = [TopicPartition(topic, partition) for partition in partitions]
+        async with self._pool.acquire() as consumer:
+            with kafka_errors(topic):
+                beginnings = await consumer.beginning_offsets(tps)
+                ends = await consumer.end_offsets(tps)
+        return {tp.partition: (int(beginnings[tp]), int(ends[tp])) for tp in tps}
 
     async def actions(
         self, key: Key, partition: int, start: int, end: int
@@ -124,4 +133,4 @@ class KafkaHead:
                     )
             average = max(1, polled_bytes // len(records))
             max_records = max(1, min(self._max_poll_records, _POLL_BYTES // average))
-        self._metrics.increment("kjournal_kafka_head_records_scanned_total", scanned)
+        self._metrics.increment("kjournal_kafka_tail_records_scanned_total", scanned)
