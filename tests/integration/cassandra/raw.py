@@ -1,4 +1,4 @@
-"""Rows written with hand-written CQL, independent of kjournal.cassandra.rows."""
+"""Rows written with hand-written CQL, independent of kjournal.cassandra.statements."""
 
 from __future__ import annotations
 

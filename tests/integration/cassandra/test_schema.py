@@ -15,7 +15,11 @@ from kjournal.cassandra.schema import (
     migrate,
 )
 from kjournal.cassandra.settings import CassandraSettings, CassandraTables
-from kjournal.cassandra.tables import JOURNAL, METAJOURNAL, POINTER2, QUARANTINE, SETTING
+from kjournal.cassandra.statements.journal import JOURNAL
+from kjournal.cassandra.statements.metajournal import METAJOURNAL
+from kjournal.cassandra.statements.pointer2 import POINTER2
+from kjournal.cassandra.statements.quarantine import QUARANTINE
+from kjournal.cassandra.statements.setting import SETTING
 from kjournal.errors import SchemaError
 
 from tests.support.platform import unique_name

@@ -15,15 +15,6 @@ from typing import Any
 from cassandra.cluster import Session
 from cassandra.query import PreparedStatement
 
-from kjournal.cassandra.rows import (
-    META_RECORD_ID_INDEX,
-    EventRowDecoder,
-    journal_head_from_row,
-    journal_select_cql,
-    metajournal_head_cql,
-    quarantine_select_cql,
-    quarantined_record_from_row,
-)
 from kjournal.cassandra.segments import (
     METAJOURNAL_BUCKETS,
     OLD_METAJOURNAL_BUCKETS,
@@ -32,6 +23,8 @@ from kjournal.cassandra.segments import (
 )
 from kjournal.cassandra.session import Pager, Row, first_page, prepare
 from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import journal, metajournal, pointer2, quarantine
+from kjournal.cassandra.statements.journal import META_RECORD_ID_INDEX, EventRowDecoder
 from kjournal.errors import DataIntegrityError
 from kjournal.model import EventRecord, Key, SeqNr
 from kjournal.model.head import JournalHead
@@ -97,16 +90,12 @@ class CassandraEventualReader:
         ids_concurrency: int = 16,
     ) -> CassandraEventualReader:
         """Prepare the statements; `fetch_size` (rows per page) defaults to the session's."""
-        metajournal = tables.qualified(tables.metajournal)
         cqls = {
-            "journal": journal_select_cql(tables),
-            "head": metajournal_head_cql(tables),
-            "pointer2": (
-                f"SELECT offset FROM {tables.qualified(tables.pointer2)} "
-                "WHERE topic = ? AND partition = ?"
-            ),
-            "ids": f"SELECT id FROM {metajournal} WHERE topic = ? AND segment = ?",
-            "quarantine": quarantine_select_cql(tables),
+            "journal": journal.select_cql(tables),
+            "head": metajournal.head_select_cql(tables),
+            "pointer2": pointer2.select_cql(tables),
+            "ids": metajournal.ids_select_cql(tables),
+            "quarantine": quarantine.select_cql(tables),
         }
         prepared: dict[str, PreparedStatement] = {}
         for name, cql in cqls.items():
@@ -153,7 +142,7 @@ class CassandraEventualReader:
             for pager in pagers:
                 rows = await pager.next_page()
                 if rows:
-                    return journal_head_from_row(rows[0])
+                    return metajournal.journal_head_from_row(rows[0])
             return None
         finally:
             for pager in pagers:
@@ -254,7 +243,7 @@ class CassandraEventualReader:
             self._statements.quarantine.bind((key.topic, key.id)),
             what=f"reading quarantined records of {key}",
         )
-        return quarantined_record_from_row(rows[0]) if rows else None
+        return quarantine.quarantined_record_from_row(rows[0]) if rows else None
 
 
 class _RowChecks:

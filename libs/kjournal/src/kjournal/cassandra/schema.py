@@ -33,15 +33,13 @@ from cassandra.query import SimpleStatement
 
 from kjournal.cassandra.session import driver_errors
 from kjournal.cassandra.settings import CassandraReplication, CassandraSettings, TableNames
-from kjournal.cassandra.tables import (
-    JOURNAL,
-    METAJOURNAL,
-    POINTER2,
-    QUARANTINE,
-    SETTING,
-    TableDef,
-    index_name,
-)
+from kjournal.cassandra.statements import setting
+from kjournal.cassandra.statements.journal import JOURNAL
+from kjournal.cassandra.statements.metajournal import METAJOURNAL
+from kjournal.cassandra.statements.pointer2 import POINTER2
+from kjournal.cassandra.statements.quarantine import QUARANTINE
+from kjournal.cassandra.statements.setting import SETTING
+from kjournal.cassandra.tables import TableDef, index_name
 from kjournal.errors import SchemaError
 
 __all__ = [
@@ -253,9 +251,7 @@ class _Ddl:
             self.execute_ddl(cql)
 
     def recorded_version(self, key: str) -> int | None:
-        rows = self.query(
-            f"SELECT value FROM {self.names.qualified(self.names.setting)} WHERE key = %s", (key,)
-        )
+        rows = self.query(setting.select_value_cql(self.names), (key,))
         if not rows or rows[0][0] is None:
             return None
         text = rows[0][0]
@@ -266,8 +262,7 @@ class _Ddl:
 
     def record_version(self, key: str, version: int) -> None:
         self.query(
-            f"INSERT INTO {self.names.qualified(self.names.setting)} (key, value, timestamp, origin) "
-            "VALUES (%s, %s, %s, %s)",
+            setting.insert_cql(self.names),
             (key, str(version), datetime.now(UTC), self.options.origin or socket.gethostname()),
             write=True,
         )

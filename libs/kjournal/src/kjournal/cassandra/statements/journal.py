@@ -1,11 +1,13 @@
-"""Conversions between Cassandra rows and the journal's values, in both directions.
+"""The `journal` table: one row per event, partitioned by (id, topic, segment).
 
-Rows are plain tuples (see session.py); each `*_COLUMNS` tuple fixes the column order of the
-matching statement, and the `*_cql` functions build those statements, so a SELECT and its decoder
-(or an INSERT and its bind values) cannot disagree.
+Its definition, its statements and its row codec (both directions). Rows are plain tuples (see
+session.py); `INSERT_COLUMNS` and `SELECT_COLUMNS` fix the column order of the statements built
+here, so a SELECT and its decoder (or an INSERT and its bind values) cannot disagree. Absent
+values are bound as UNSET, never as null: a null column in an INSERT writes a tombstone, which the
+Scala writer avoids the same way.
 
-Absent values are bound as UNSET, never as null: a null column in an INSERT writes a tombstone,
-which the Scala writer avoids the same way.
+`EventRowDecoder` is the read hot path: see docs/performance.md before changing `Event` or
+`EventRecord`.
 """
 
 from __future__ import annotations
@@ -13,20 +15,19 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, date, datetime
+from datetime import UTC
 from types import MappingProxyType
 from typing import Any, Final, NoReturn, cast
 
 from cassandra.query import UNSET_VALUE
-from cassandra.util import Date, Duration
 
 from kjournal.cassandra.settings import TableNames
-from kjournal.errors import FormatError, InvalidDuration, InvalidPayload, InvalidSeqNr
+from kjournal.cassandra.tables import TableDef
+from kjournal.errors import FormatError, InvalidPayload
 from kjournal.model import (
     BinaryPayload,
     Event,
     EventRecord,
-    ExpireAfter,
     JsonPayload,
     JsonValue,
     Key,
@@ -34,46 +35,56 @@ from kjournal.model import (
     Payload,
     PayloadType,
     TextPayload,
-    seq_nr,
 )
-from kjournal.model.head import MIN_SEGMENT_SIZE, Expiry, JournalHead
-from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.wire import json_text
 from kjournal.wire.metadata_json import record_metadata_from_json, record_metadata_to_json
 
 __all__ = [
-    "JOURNAL_INSERT_COLUMNS",
-    "JOURNAL_SELECT_COLUMNS",
-    "METAJOURNAL_HEAD_COLUMNS",
+    "INSERT_COLUMNS",
+    "JOURNAL",
     "META_RECORD_ID_INDEX",
-    "QUARANTINE_COLUMNS",
+    "SELECT_COLUMNS",
     "EventRowDecoder",
+    "delete_segment_cql",
+    "delete_segment_to_cql",
     "event_record_from_row",
-    "expire_after_from_duration",
-    "expire_after_to_duration",
-    "journal_head_from_row",
-    "journal_head_values",
-    "journal_insert_cql",
-    "journal_insert_rows",
-    "journal_insert_values",
-    "journal_select_cql",
-    "metajournal_head_cql",
+    "insert_cql",
+    "insert_rows",
+    "insert_values",
     "payload_from_columns",
     "payload_to_columns",
-    "quarantine_insert_cql",
-    "quarantine_insert_values",
-    "quarantine_select_cql",
-    "quarantined_record_from_row",
+    "select_cql",
+    "unset_if_none",
 ]
 
-_NANOS_PER_DAY: Final = 86_400_000_000_000
 _NO_TAGS: Final[frozenset[str]] = frozenset()
 _NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
 _BINARY, _TEXT, _JSON = PayloadType.BINARY.value, PayloadType.TEXT.value, PayloadType.JSON.value
 
-# --- journal ---------------------------------------------------------------------------------
+JOURNAL = TableDef(
+    columns=(
+        ("id", "text"),
+        ("topic", "text"),
+        ("segment", "bigint"),
+        ("seq_nr", "bigint"),
+        ("partition", "int"),
+        ("offset", "bigint"),
+        ("timestamp", "timestamp"),
+        ("origin", "text"),
+        ("version", "text"),
+        ("meta_record_id", "uuid"),
+        ("tags", "set<text>"),
+        ("metadata", "text"),
+        ("payload_type", "text"),
+        ("payload_txt", "text"),
+        ("payload_bin", "blob"),
+        ("headers", "map<text, text>"),
+    ),
+    partition_key=("id", "topic", "segment"),
+    clustering=("seq_nr", "timestamp"),
+)
 
-JOURNAL_INSERT_COLUMNS: Final = (
+INSERT_COLUMNS: Final = (
     "id",
     "topic",
     "segment",
@@ -93,14 +104,29 @@ JOURNAL_INSERT_COLUMNS: Final = (
 )
 
 # a row's columns without its partition key (id, topic, segment), in insert order
-JOURNAL_SELECT_COLUMNS: Final = JOURNAL_INSERT_COLUMNS[3:]
-META_RECORD_ID_INDEX: Final = JOURNAL_SELECT_COLUMNS.index("meta_record_id")
+SELECT_COLUMNS: Final = INSERT_COLUMNS[3:]
+META_RECORD_ID_INDEX: Final = SELECT_COLUMNS.index("meta_record_id")
 
 
-def journal_insert_cql(tables: TableNames) -> str:
-    columns = ", ".join(JOURNAL_INSERT_COLUMNS)
-    marks = ", ".join("?" for _ in JOURNAL_INSERT_COLUMNS)
+def insert_cql(tables: TableNames) -> str:
+    columns = ", ".join(INSERT_COLUMNS)
+    marks = ", ".join("?" for _ in INSERT_COLUMNS)
     return f"INSERT INTO {tables.qualified(tables.journal)} ({columns}) VALUES ({marks})"
+
+
+def delete_segment_cql(tables: TableNames) -> str:
+    """A whole segment of one journal; binds (id, topic, segment)."""
+    return (
+        f"DELETE FROM {tables.qualified(tables.journal)} WHERE id = ? AND topic = ? AND segment = ?"
+    )
+
+
+def delete_segment_to_cql(tables: TableNames) -> str:
+    """A segment's rows with seq_nr ≤ to; binds (id, topic, segment, to)."""
+    return (
+        f"DELETE FROM {tables.qualified(tables.journal)} "
+        "WHERE id = ? AND topic = ? AND segment = ? AND seq_nr <= ?"
+    )
 
 
 # Cassandra returns these as text: the driver builds uuid.UUID, SortedSet and OrderedMap values
@@ -112,13 +138,13 @@ _SELECTED_AS_TEXT: Final = {
 }
 
 
-def journal_select_cql(tables: TableNames) -> str:
+def select_cql(tables: TableNames) -> str:
     """Rows of one segment with `from ≤ seq_nr ≤ to`; binds (id, topic, segment, from, to).
 
-    Columns in `JOURNAL_SELECT_COLUMNS` order, with meta_record_id as text and tags and headers
+    Columns in `SELECT_COLUMNS` order, with meta_record_id as text and tags and headers
     as JSON text (`toJson`), the form EventRowDecoder reads fastest.
     """
-    columns = ", ".join(_SELECTED_AS_TEXT.get(name, name) for name in JOURNAL_SELECT_COLUMNS)
+    columns = ", ".join(_SELECTED_AS_TEXT.get(name, name) for name in SELECT_COLUMNS)
     return (
         f"SELECT {columns} FROM {tables.qualified(tables.journal)} "
         "WHERE id = ? AND topic = ? AND segment = ? AND seq_nr >= ? AND seq_nr <= ?"
@@ -160,17 +186,17 @@ def payload_from_columns(
     raise FormatError(f"unknown payload_type {payload_type!r}")
 
 
-def journal_insert_values(
+def insert_values(
     key: Key, segment: int, record: EventRecord, meta_record_id: uuid.UUID | None
 ) -> tuple[Any, ...]:
-    """Bind values for `journal_insert_cql`, one event of `key` in journal segment `segment`."""
-    return journal_insert_rows(key, segment, (record,), meta_record_id)[0]
+    """Bind values for `insert_cql`, one event of `key` in journal segment `segment`."""
+    return insert_rows(key, segment, (record,), meta_record_id)[0]
 
 
-def journal_insert_rows(
+def insert_rows(
     key: Key, segment: int, records: Iterable[EventRecord], meta_record_id: uuid.UUID | None
 ) -> list[tuple[Any, ...]]:
-    """`journal_insert_values` of many events. The columns that come from the Kafka record are
+    """`insert_values` of many events. The columns that come from the Kafka record are
     computed once per record and shared (the same objects) by its events' rows."""
     rows: list[tuple[Any, ...]] = []
     record_of: tuple[object, ...] = ()
@@ -195,9 +221,9 @@ def journal_insert_rows(
                 position.partition,
                 position.offset,
                 record.timestamp,
-                _unset_if_none(record.origin),
-                _unset_if_none(record.version),
-                _unset_if_none(meta_record_id),
+                unset_if_none(record.origin),
+                unset_if_none(record.version),
+                unset_if_none(meta_record_id),
             )
             metadata = record_metadata_to_json(record.metadata)
             headers = dict(record.headers) if record.headers else UNSET_VALUE
@@ -211,9 +237,9 @@ def journal_insert_rows(
                 event.seq_nr,
                 *shared,
                 event.tags or UNSET_VALUE,
-                _unset_if_none(payload_type),
-                _unset_if_none(payload_txt),
-                _unset_if_none(payload_bin),
+                unset_if_none(payload_type),
+                unset_if_none(payload_txt),
+                unset_if_none(payload_bin),
                 metadata,
                 headers,
             )
@@ -221,7 +247,8 @@ def journal_insert_rows(
     return rows
 
 
-def _unset_if_none(value: object) -> object:
+def unset_if_none(value: object) -> object:
+    """UNSET for an absent value (a null would write a tombstone)."""
     return UNSET_VALUE if value is None else value
 
 
@@ -269,9 +296,9 @@ _RECORD_SLOTS = tuple(
 
 
 class EventRowDecoder:
-    """Decodes pages of `JOURNAL_SELECT_COLUMNS` rows into EventRecords: the read hot path.
+    """Decodes pages of `SELECT_COLUMNS` rows into EventRecords: the read hot path.
 
-    Tags and headers may come as `toJson` text (what journal_select_cql asks for) or as the
+    Tags and headers may come as `toJson` text (what select_cql asks for) or as the
     driver's collections; meta_record_id is not decoded. Everything but seq_nr, tags and payload
     comes from the event's Kafka record (position, timestamp, origin, version, metadata,
     headers), so consecutive rows of one record share those values, decoded once per record.
@@ -412,148 +439,5 @@ def _headers(value: str | Mapping[str, str] | None) -> Mapping[str, str]:
 
 
 def event_record_from_row(row: tuple[Any, ...]) -> EventRecord:
-    """One `JOURNAL_SELECT_COLUMNS` row as an EventRecord (for many rows use EventRowDecoder)."""
+    """One `SELECT_COLUMNS` row as an EventRecord (for many rows use EventRowDecoder)."""
     return EventRowDecoder()(row)
-
-
-# --- metajournal -----------------------------------------------------------------------------
-
-METAJOURNAL_HEAD_COLUMNS: Final = (
-    "partition",
-    "offset",
-    "segment_size",
-    "seq_nr",
-    "delete_to",
-    "expire_after",
-    "expire_on",
-    "record_id",
-)
-
-
-def metajournal_head_cql(tables: TableNames) -> str:
-    """The head of one journal in one bucket; binds (topic, segment, id)."""
-    return (
-        f"SELECT {', '.join(METAJOURNAL_HEAD_COLUMNS)} "
-        f"FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment = ? AND id = ?"
-    )
-
-
-def expire_after_to_duration(value: ExpireAfter) -> Duration:
-    """A Cassandra `duration` as the Scala library writes it: 0 months, whole days, rest nanos."""
-    days, nanos = divmod(value.nanos, _NANOS_PER_DAY)
-    return Duration(0, days, nanos)
-
-
-def expire_after_from_duration(value: Duration) -> ExpireAfter:
-    if value.months:
-        raise FormatError(f"expire_after of {value.months} months has no fixed length")
-    try:
-        return ExpireAfter(value.days * _NANOS_PER_DAY + value.nanoseconds)
-    except InvalidDuration as exc:
-        raise FormatError(f"invalid expire_after: {exc}") from exc
-
-
-def journal_head_from_row(row: tuple[Any, ...]) -> JournalHead:
-    """A `METAJOURNAL_HEAD_COLUMNS` row as a JournalHead."""
-    partition, offset, segment_size, seq, delete_to, expire_after, expire_on, record_id = row
-    try:
-        if segment_size is None or segment_size < MIN_SEGMENT_SIZE:
-            raise ValueError(f"segment_size {segment_size} is below {MIN_SEGMENT_SIZE}")
-        expiry = None
-        if expire_after is not None and expire_on is not None:
-            expiry = Expiry(expire_after_from_duration(expire_after), _as_date(expire_on))
-        return JournalHead(
-            partition_offset=PartitionOffset(partition, offset),
-            segment_size=segment_size,
-            seq_nr=seq_nr(seq),
-            delete_to=None if delete_to is None else seq_nr(delete_to),
-            expiry=expiry,
-            record_id=record_id,
-        )
-    except (ValueError, TypeError, InvalidSeqNr) as exc:
-        raise FormatError(f"metajournal row cannot be decoded: {exc}") from exc
-
-
-def journal_head_values(head: JournalHead) -> tuple[Any, ...]:
-    """`METAJOURNAL_HEAD_COLUMNS` bind values for a head (absent ones UNSET)."""
-    expiry = head.expiry
-    return (
-        head.partition_offset.partition,
-        head.partition_offset.offset,
-        head.segment_size,
-        head.seq_nr,
-        _unset_if_none(head.delete_to),
-        UNSET_VALUE if expiry is None else expire_after_to_duration(expiry.after),
-        UNSET_VALUE if expiry is None else expiry.on,
-        _unset_if_none(head.record_id),
-    )
-
-
-def _as_date(value: Date | date) -> date:
-    return value if isinstance(value, date) else value.date()
-
-
-# --- quarantine ------------------------------------------------------------------------------
-
-QUARANTINE_COLUMNS: Final = (
-    "topic",
-    "id",
-    "partition",
-    "offset",
-    "reason",
-    "header",
-    "value",
-    "record_timestamp",
-    "quarantined_at",
-)
-
-# A record without a key is kept under the empty id (the table's key cannot be null).
-_NO_ID: Final = ""
-
-
-def quarantine_insert_cql(tables: TableNames) -> str:
-    columns = ", ".join(QUARANTINE_COLUMNS)
-    marks = ", ".join("?" for _ in QUARANTINE_COLUMNS)
-    return f"INSERT INTO {tables.qualified(tables.quarantine)} ({columns}) VALUES ({marks})"
-
-
-def quarantine_select_cql(tables: TableNames) -> str:
-    """The oldest quarantined record of one journal; binds (topic, id)."""
-    return (
-        f"SELECT {', '.join(QUARANTINE_COLUMNS)} FROM {tables.qualified(tables.quarantine)} "
-        "WHERE topic = ? AND id = ? LIMIT 1"
-    )
-
-
-def quarantine_insert_values(record: QuarantinedRecord) -> tuple[Any, ...]:
-    return (
-        record.topic,
-        _NO_ID if record.id is None else record.id,
-        record.partition,
-        record.offset,
-        record.reason,
-        _unset_if_none(record.header),
-        _unset_if_none(record.value),
-        _unset_if_none(record.timestamp),
-        record.quarantined_at,
-    )
-
-
-def quarantined_record_from_row(row: tuple[Any, ...]) -> QuarantinedRecord:
-    topic, id_, partition, offset, reason, header, value, timestamp, quarantined_at = row
-    return QuarantinedRecord(
-        topic=topic,
-        partition=partition,
-        offset=offset,
-        id=id_ or None,
-        reason=reason or "",
-        header=header,
-        value=value,
-        timestamp=_utc(timestamp),
-        quarantined_at=_utc(quarantined_at) or datetime.fromtimestamp(0, UTC),
-    )
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    """The driver returns naive UTC datetimes."""
-    return None if value is None else value.replace(tzinfo=UTC)

@@ -10,26 +10,8 @@ from typing import Any
 import pytest
 from cassandra.query import UNSET_VALUE
 from cassandra.util import Date, Duration
-from kjournal.cassandra.rows import (
-    JOURNAL_INSERT_COLUMNS,
-    JOURNAL_SELECT_COLUMNS,
-    METAJOURNAL_HEAD_COLUMNS,
-    QUARANTINE_COLUMNS,
-    EventRowDecoder,
-    event_record_from_row,
-    expire_after_from_duration,
-    expire_after_to_duration,
-    journal_head_from_row,
-    journal_head_values,
-    journal_insert_cql,
-    journal_insert_values,
-    payload_from_columns,
-    payload_to_columns,
-    quarantine_insert_values,
-    quarantined_record_from_row,
-)
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.tables import JOURNAL, METAJOURNAL, QUARANTINE
+from kjournal.cassandra.statements import journal, metajournal, quarantine
 from kjournal.errors import FormatError
 from kjournal.model import (
     BinaryPayload,
@@ -54,12 +36,12 @@ DAY = 86_400_000_000_000
 
 
 def as_stored(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    """What a SELECT of JOURNAL_SELECT_COLUMNS returns after an INSERT with `values`."""
-    by_name = dict(zip(JOURNAL_INSERT_COLUMNS, values, strict=True))
+    """What a SELECT of journal.SELECT_COLUMNS returns after an INSERT with `values`."""
+    by_name = dict(zip(journal.INSERT_COLUMNS, values, strict=True))
     stored = {name: None if value is UNSET_VALUE else value for name, value in by_name.items()}
     timestamp: datetime = by_name["timestamp"]
     stored["timestamp"] = timestamp.astimezone(UTC).replace(tzinfo=None)
-    return tuple(stored[name] for name in JOURNAL_SELECT_COLUMNS)
+    return tuple(stored[name] for name in journal.SELECT_COLUMNS)
 
 
 def record(payload, **fields) -> EventRecord:
@@ -95,15 +77,15 @@ def test_event_record_round_trips_through_a_journal_row(payload):
         headers={"k": "v"},
     )
 
-    values = journal_insert_values(KEY, 0, original, uuid.uuid4())
+    values = journal.insert_values(KEY, 0, original, uuid.uuid4())
 
     assert values[:3] == ("id-1", "journal", 0)
-    assert event_record_from_row(as_stored(values)) == original
+    assert journal.event_record_from_row(as_stored(values)) == original
 
 
 def as_selected(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    """What journal_select_cql returns: meta_record_id as text, tags and headers as toJson."""
-    row = dict(zip(JOURNAL_SELECT_COLUMNS, as_stored(values), strict=True))
+    """What journal.select_cql returns: meta_record_id as text, tags and headers as toJson."""
+    row = dict(zip(journal.SELECT_COLUMNS, as_stored(values), strict=True))
     row["meta_record_id"] = None if row["meta_record_id"] is None else str(row["meta_record_id"])
     row["tags"] = json.dumps(sorted(row["tags"])) if row["tags"] else "null"
     row["headers"] = json.dumps(row["headers"]) if row["headers"] else "null"
@@ -120,9 +102,9 @@ def test_rows_with_collections_as_json_text(tags: frozenset[str], headers: dict[
         headers=headers,
     )
 
-    row = as_selected(journal_insert_values(KEY, 0, original, uuid.uuid4()))
+    row = as_selected(journal.insert_values(KEY, 0, original, uuid.uuid4()))
 
-    assert event_record_from_row(row) == original
+    assert journal.event_record_from_row(row) == original
 
 
 @pytest.mark.parametrize(
@@ -131,16 +113,16 @@ def test_rows_with_collections_as_json_text(tags: frozenset[str], headers: dict[
 )
 def test_collections_text_of_the_wrong_shape(column: str, text: str):
     values: tuple[Any, ...] = (1, 0, 9, datetime(2026, 1, 1), *(None,) * 9)
-    row = dict(zip(JOURNAL_SELECT_COLUMNS, values, strict=True))
+    row = dict(zip(journal.SELECT_COLUMNS, values, strict=True))
     row[column] = text
 
     with pytest.raises(FormatError, match="not"):
-        event_record_from_row(tuple(row.values()))
+        journal.event_record_from_row(tuple(row.values()))
 
 
 def test_absent_values_are_unset_not_null():
     values = dict(
-        zip(JOURNAL_INSERT_COLUMNS, journal_insert_values(KEY, 0, record(None), None), strict=True)
+        zip(journal.INSERT_COLUMNS, journal.insert_values(KEY, 0, record(None), None), strict=True)
     )
 
     for column in (
@@ -157,23 +139,23 @@ def test_absent_values_are_unset_not_null():
 
 
 def test_payload_columns_per_type():
-    assert payload_to_columns(BinaryPayload(b"x")) == ("binary", None, b"x")
-    assert payload_to_columns(TextPayload("x")) == ("text", "x", None)
-    assert payload_to_columns(JsonPayload({"a": 1})) == ("json", '{"a":1}', None)
-    assert payload_to_columns(None) == (None, None, None)
+    assert journal.payload_to_columns(BinaryPayload(b"x")) == ("binary", None, b"x")
+    assert journal.payload_to_columns(TextPayload("x")) == ("text", "x", None)
+    assert journal.payload_to_columns(JsonPayload({"a": 1})) == ("json", '{"a":1}', None)
+    assert journal.payload_to_columns(None) == (None, None, None)
 
 
 def test_payload_columns_as_the_scala_reader_tolerates_them():
-    assert payload_from_columns("binary", None, None) == BinaryPayload(b"")
-    assert payload_from_columns("text", None, None) == TextPayload("")
+    assert journal.payload_from_columns("binary", None, None) == BinaryPayload(b"")
+    assert journal.payload_from_columns("text", None, None) == TextPayload("")
     with pytest.raises(FormatError, match="payload_type"):
-        payload_from_columns("xml", "<a/>", None)
-    stored = payload_from_columns("json", "{not json", None)  # parsed only when used
+        journal.payload_from_columns("xml", "<a/>", None)
+    stored = journal.payload_from_columns("json", "{not json", None)  # parsed only when used
     assert isinstance(stored, JsonPayload)
     with pytest.raises(FormatError, match="JSON"):
         _ = stored.value
     with pytest.raises(FormatError, match="payload_txt"):
-        payload_from_columns("json", None, None)
+        journal.payload_from_columns("json", None, None)
 
 
 @pytest.mark.parametrize(
@@ -185,18 +167,18 @@ def test_payload_columns_as_the_scala_reader_tolerates_them():
     ],
 )
 def test_json_payload_text_as_any_json_writer_spells_it(text: str, value: object):
-    assert payload_from_columns("json", text, None) == JsonPayload(value)  # type: ignore[arg-type]
+    assert journal.payload_from_columns("json", text, None) == JsonPayload(value)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("text", ["NaN", "[1, Infinity]", '{"a":1} x', "", '{"a":'])
 def test_json_payload_text_that_is_not_json_fails_when_it_is_used(text: str):
     # Stored JSON is parsed lazily (the replicator validated it); corruption surfaces on use.
-    stored = payload_from_columns("json", text, None)
+    stored = journal.payload_from_columns("json", text, None)
     assert isinstance(stored, JsonPayload)
     with pytest.raises(FormatError, match="not valid JSON"):
         _ = stored.value
     row = (1, 0, 9, datetime(2026, 1, 1), None, None, None, None, "json", text, None, None, None)
-    payload = event_record_from_row(row).event.payload
+    payload = journal.event_record_from_row(row).event.payload
     assert isinstance(payload, JsonPayload)
     assert payload.raw_text == text
     with pytest.raises(FormatError, match="not valid JSON"):
@@ -206,7 +188,7 @@ def test_json_payload_text_that_is_not_json_fails_when_it_is_used(text: str):
 def test_row_values_the_driver_returns_are_normalised():
     row = (5, 0, 9, datetime(2026, 1, 1), None, None, None, None, None, None, None, None, None)
 
-    decoded = event_record_from_row(row)
+    decoded = journal.event_record_from_row(row)
 
     assert decoded.timestamp == datetime(2026, 1, 1, tzinfo=UTC)
     assert decoded.event.tags == frozenset()
@@ -233,11 +215,11 @@ def test_old_header_only_metadata_is_read_as_the_header_half():
         None,
     )
 
-    assert event_record_from_row(row).metadata == RecordMetadata(HeaderMetadata({"x": 1}))
+    assert journal.event_record_from_row(row).metadata == RecordMetadata(HeaderMetadata({"x": 1}))
 
 
 def test_decoder_shares_position_and_metadata_between_rows_of_one_append():
-    decode = EventRowDecoder()
+    decode = journal.EventRowDecoder()
     meta = '{"header":{"data":1},"payload":{}}'
     rows = [
         (n, 0, 9, datetime(2026, 1, 1), None, None, None, None, None, None, None, meta, None)
@@ -253,7 +235,7 @@ def test_decoder_shares_position_and_metadata_between_rows_of_one_append():
 def test_undecodable_rows_raise_format_error():
     bad_seq = (0, 0, 9, datetime(2026, 1, 1), None, None, None, None, None, None, None, None, None)
     with pytest.raises(FormatError, match="seqNr 0"):
-        event_record_from_row(bad_seq)
+        journal.event_record_from_row(bad_seq)
 
 
 @pytest.mark.parametrize(
@@ -267,22 +249,22 @@ def test_undecodable_rows_raise_format_error():
     ],
 )
 def test_expire_after_as_cassandra_duration(expire_after, duration):
-    assert expire_after_to_duration(expire_after) == duration
-    assert expire_after_from_duration(duration) == expire_after
+    assert metajournal.expire_after_to_duration(expire_after) == duration
+    assert metajournal.expire_after_from_duration(duration) == expire_after
 
 
 def test_durations_that_are_not_an_expire_after():
     with pytest.raises(FormatError, match="months"):
-        expire_after_from_duration(Duration(1, 0, 0))
+        metajournal.expire_after_from_duration(Duration(1, 0, 0))
     with pytest.raises(FormatError, match="expire_after"):
-        expire_after_from_duration(Duration(0, 0, 0))
+        metajournal.expire_after_from_duration(Duration(0, 0, 0))
 
 
 def test_journal_head_from_a_metajournal_row():
     record_id = uuid.uuid4()
     row = (2, 77, 100, 40, 10, Duration(0, 1, 0), Date(date(2026, 12, 1)), record_id)
 
-    assert journal_head_from_row(row) == JournalHead(
+    assert metajournal.journal_head_from_row(row) == JournalHead(
         partition_offset=PartitionOffset(2, 77),
         segment_size=100,
         seq_nr=SeqNr(40),
@@ -293,7 +275,7 @@ def test_journal_head_from_a_metajournal_row():
 
 
 def test_journal_head_without_optional_columns():
-    head = journal_head_from_row((0, 1, 10_000, 5, None, None, None, None))
+    head = metajournal.journal_head_from_row((0, 1, 10_000, 5, None, None, None, None))
 
     assert head.delete_to is None
     assert head.expiry is None
@@ -301,7 +283,10 @@ def test_journal_head_without_optional_columns():
 
 
 def test_expiry_needs_both_columns_as_in_scala():
-    assert journal_head_from_row((0, 1, 10, 5, None, Duration(0, 1, 0), None, None)).expiry is None
+    assert (
+        metajournal.journal_head_from_row((0, 1, 10, 5, None, Duration(0, 1, 0), None, None)).expiry
+        is None
+    )
 
 
 def test_journal_head_values_round_trip():
@@ -314,16 +299,16 @@ def test_journal_head_values_round_trip():
         uuid.uuid4(),
     )
 
-    assert journal_head_from_row(journal_head_values(head)) == head
-    bare = journal_head_values(JournalHead(PartitionOffset(1, 2), 10, SeqNr(3)))
+    assert metajournal.journal_head_from_row(metajournal.journal_head_values(head)) == head
+    bare = metajournal.journal_head_values(JournalHead(PartitionOffset(1, 2), 10, SeqNr(3)))
     assert bare[4:] == (UNSET_VALUE,) * 4
 
 
 def test_bad_metajournal_rows_raise_format_error():
     with pytest.raises(FormatError, match="segment_size"):
-        journal_head_from_row((0, 1, None, 5, None, None, None, None))
+        metajournal.journal_head_from_row((0, 1, None, 5, None, None, None, None))
     with pytest.raises(FormatError):
-        journal_head_from_row((0, 1, 10, 0, None, None, None, None))
+        metajournal.journal_head_from_row((0, 1, 10, 0, None, None, None, None))
 
 
 def test_quarantined_record_round_trip():
@@ -338,18 +323,18 @@ def test_quarantined_record_round_trip():
         timestamp=WHEN,
         quarantined_at=WHEN,
     )
-    values = quarantine_insert_values(original)
+    values = quarantine.insert_values(original)
     stored = tuple(
         None if v is UNSET_VALUE else (v.replace(tzinfo=None) if isinstance(v, datetime) else v)
         for v in values
     )
 
-    assert quarantined_record_from_row(stored) == original
+    assert quarantine.quarantined_record_from_row(stored) == original
 
 
 def test_column_lists_match_the_table_definitions():
-    assert set(JOURNAL_INSERT_COLUMNS) == {name for name, _ in JOURNAL.columns}
-    assert set(JOURNAL_SELECT_COLUMNS) <= set(JOURNAL_INSERT_COLUMNS)
-    assert set(METAJOURNAL_HEAD_COLUMNS) <= {name for name, _ in METAJOURNAL.columns}
-    assert tuple(name for name, _ in QUARANTINE.columns) == QUARANTINE_COLUMNS
-    assert journal_insert_cql(TableNames("ks")).startswith("INSERT INTO ks.journal (id, topic,")
+    assert set(journal.INSERT_COLUMNS) == {name for name, _ in journal.JOURNAL.columns}
+    assert set(journal.SELECT_COLUMNS) <= set(journal.INSERT_COLUMNS)
+    assert set(metajournal.HEAD_COLUMNS) <= {name for name, _ in metajournal.METAJOURNAL.columns}
+    assert tuple(name for name, _ in quarantine.QUARANTINE.columns) == quarantine.COLUMNS
+    assert journal.insert_cql(TableNames("ks")).startswith("INSERT INTO ks.journal (id, topic,")
