@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from kjournal.fold.batch import AppendRecord, Appends, DeleteBatch, PurgeBatch
 from kjournal.model import (
+    ACTION_HEADER,
     ActionRecord,
     Append,
     AppendHeader,
@@ -137,3 +138,22 @@ def purge_record(offset: int, key: Key = KEY) -> ConsumedRecord:
 
 def mark_record(offset: int, key: Key = KEY) -> ConsumedRecord:
     return consumed(mark(offset, key))
+
+
+def broken(
+    record: ConsumedRecord, header: bytes | None = None, value: bytes | None = None
+) -> ConsumedRecord:
+    """`record` with its action header and/or value replaced."""
+    headers = [
+        (name, header if name == ACTION_HEADER and header is not None else data)
+        for name, data in record.headers
+    ]
+    return ConsumedRecord(
+        record.topic,
+        record.partition,
+        record.offset,
+        record.key,
+        record.value if value is None else value,
+        headers,
+        record.timestamp_ms,
+    )

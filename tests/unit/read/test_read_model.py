@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kjournal.memory import InMemoryReplicatedStore
+from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
 from kjournal.model import (
     Action,
     Delete,
@@ -33,7 +33,7 @@ from kjournal.read import JournalReader
 from kjournal.replicate import replicate_partition
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 
-from tests.support.memory_read import InMemoryEventualReader, InMemoryPartitionLog
+from tests.support.memory_read import InMemoryPartitionLog
 
 TOPIC = "journal"
 KEY = Key(TOPIC, "entity")
