@@ -80,6 +80,21 @@ def _follow(path: Path) -> None:
             return
 
 
+def _settings_docs(platform: Platform, args: argparse.Namespace) -> int:
+    from kjournal_dev import settings_docs
+
+    if args.write:
+        settings_docs.docs_path().write_text(settings_docs.render())
+        print(f"wrote {settings_docs.docs_path()}")
+        return 0
+    problem = settings_docs.check()
+    if problem is not None:
+        print(f"kjournal-dev: {problem}", file=sys.stderr)
+        return 1
+    print("docs/configuration.md is up to date")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kjournal-dev",
@@ -103,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("-n", "--lines", type=int, default=50)
     logs.add_argument("-f", "--follow", action="store_true")
     logs.set_defaults(run=_logs)
+    docs = sub.add_parser(
+        "settings-docs",
+        help="check (or --write) docs/configuration.md against the services' settings classes",
+    )
+    docs.add_argument("--write", action="store_true", help="regenerate the file")
+    docs.set_defaults(run=_settings_docs)
     return parser
 
 

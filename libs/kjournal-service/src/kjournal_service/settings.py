@@ -43,6 +43,7 @@ class ServiceSettings(BaseSettings):
         env_ignore_empty=True,
         extra="ignore",
         frozen=True,
+        use_attribute_docstrings=True,
     )
 
     @classmethod

@@ -6,7 +6,7 @@ KJournalError
 │   ├── UnknownTopic             a topic the cluster does not have
 │   ├── InvalidSeqNr             seqNr outside 1..2^63-1, or a bad range
 │   ├── EmptyBatch               an append without events
-│   ├── SeqNrOrderError          seqNrs in a batch not strictly increasing
+│   ├── SeqNrOrderError          seqNrs of an append not strictly increasing
 │   ├── InvalidPayload           payload not of its declared type
 │   ├── InvalidDuration          an expireAfter that is not a duration
 │   └── RecordTooLarge           the encoded record exceeds the configured maximum

@@ -185,21 +185,21 @@ class Journal:
         metadata: RecordMetadata | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> AppendResult:
-        """Append an atomic batch; returns once the broker has acknowledged it."""
+        """Append events atomically (one record); returns once the broker acknowledged it."""
         metadata = metadata or RecordMetadata()
-        batch = events if isinstance(events, Events) else Events(tuple(events), metadata.payload)
+        appended = events if isinstance(events, Events) else Events(tuple(events), metadata.payload)
         timestamp = datetime.now(UTC)
         action = append_action(
             self.key,
             timestamp,
-            batch,
+            appended,
             metadata,
             headers,
             origin=self._origin,
             version=self._journals.version,
         )
         position = await self._journals.producer.send(encode_action(action))
-        return AppendResult(position, batch.range, timestamp)
+        return AppendResult(position, appended.range, timestamp)
 
     async def read(
         self, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None

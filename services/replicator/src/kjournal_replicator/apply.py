@@ -7,7 +7,7 @@ forks workers from (a driver connection does not survive a fork).
 
 What comes back to the driver is one `SliceReport` per Kafka partition: the core's
 `ReplicationResult`, the metrics the core recorded while applying, and the replication latency of
-each record it applied. The driver turns them into metrics and the per-batch log line.
+each record it applied. The driver turns them into metrics and the per-micro-batch log line.
 """
 
 from __future__ import annotations

@@ -27,11 +27,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from kjournal_replicator.apply import ApplyTask
-from kjournal_replicator.batch import BatchHandler, BatchStatus
 from kjournal_replicator.http import Health, HttpEndpoint
 from kjournal_replicator.kafka_source import matching_partitions
 from kjournal_replicator.lag import LagMonitor
 from kjournal_replicator.metrics import driver_metrics
+from kjournal_replicator.micro_batch import MicroBatchHandler, MicroBatchStatus
 from kjournal_replicator.offsets import starting_offsets
 from kjournal_replicator.settings import ReplicatorSettings
 from kjournal_replicator.spark import build_spark, start_query
@@ -49,7 +49,7 @@ class Replicator:
     def __init__(self, settings: ReplicatorSettings, metrics: PrometheusMetrics | None = None):
         self.settings = settings
         self.metrics = metrics or driver_metrics()
-        self.status = BatchStatus()
+        self.status = MicroBatchStatus()
         self.http: HttpEndpoint | None = None
         self.query: StreamingQuery | None = None
         self._stop = threading.Event()
@@ -122,7 +122,7 @@ class Replicator:
                 {topic: len(ps) for topic, ps in partitions.items()},
                 starting,
             )
-            handler = BatchHandler(
+            handler = MicroBatchHandler(
                 ApplyTask(settings.cassandra, settings.apply),
                 pointer2,
                 self.metrics,
@@ -146,8 +146,8 @@ class Replicator:
             while query.isActive and not self._stop.is_set():
                 query.awaitTermination(1)
             if self._stop.is_set() and query.isActive:
-                # Let the running batch finish: stopping interrupts it, and although a replay
-                # is safe it is wasted work. A batch starting meanwhile is interrupted.
+                # Let the running micro-batch finish: stopping interrupts it, and although a replay
+                # is safe it is wasted work. A micro-batch starting meanwhile is interrupted.
                 if not self.status.idle.wait(self.settings.stop_timeout_s):
                     log.warning("the running micro-batch did not finish in time: interrupting")
                 query.stop()
@@ -160,8 +160,10 @@ class Replicator:
                 log.error("lost the Spark JVM: %s", exc)
                 return EXIT_QUERY_FAILED
             # A signal sent to the whole process group (a terminal, `timeout`) also stops the
-            # JVM, which interrupts the running batch: it is replayed on restart, safely.
-            log.warning("the Spark JVM stopped with us; the running batch, if any, is replayed")
+            # JVM, which interrupts the running micro-batch: it is replayed on restart, safely.
+            log.warning(
+                "the Spark JVM stopped with us; the running micro-batch, if any, is replayed"
+            )
             return EXIT_OK
         if failure is not None:
             log.error("the replication query failed: %s", failure)

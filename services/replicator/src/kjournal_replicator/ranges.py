@@ -6,8 +6,8 @@ journal's head past the earlier half) and move pointer2 over offsets not yet app
 Kafka source plans one input partition per Kafka partition as long as `minPartitions` and
 `maxRecordsPerPartition` are unset (settings.py refuses both), and the DataFrame handed to
 foreachBatch keeps that partitioning. Here the driver reads the planned ranges from the batch's
-RDD lineage (through py4j, no data moved) and refuses a batch where a Kafka partition appears in
-more than one Spark partition. The ranges also tell which partitions a batch must report on.
+RDD lineage (through py4j, no data moved) and refuses a micro-batch where a Kafka partition appears in
+more than one Spark partition. The ranges also tell which partitions a micro-batch must report on.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from kjournal.errors import MicroBatchError
 from pyspark.sql import DataFrame
 
-__all__ = ["OffsetRange", "planned_ranges"]
+__all__ = ["OffsetRange", "micro_batch_ranges"]
 
 _SOURCE_RDD = "org.apache.spark.sql.execution.datasources.v2.DataSourceRDD"
 _MAX_DEPTH = 32
@@ -56,7 +56,7 @@ def _scala_items(seq: Any) -> Iterator[Any]:
         yield iterator.next()
 
 
-def planned_ranges(batch: DataFrame) -> list[tuple[int, OffsetRange]]:
+def micro_batch_ranges(batch: DataFrame) -> list[tuple[int, OffsetRange]]:
     """(Spark partition index, Kafka offset range) for each planned partition of `batch`.
 
     Raises MicroBatchError if the lineage holds no Kafka source RDD, a Spark partition reads anything

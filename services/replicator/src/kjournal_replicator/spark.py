@@ -10,9 +10,9 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from kjournal_replicator.batch import BatchHandler
 from kjournal_replicator.jars import kafka_source_jars, spark_jars_dir
 from kjournal_replicator.kafka_source import source_options
+from kjournal_replicator.micro_batch import MicroBatchHandler
 from kjournal_replicator.settings import ReplicatorSettings
 
 __all__ = ["LOCAL_DRIVER_JAVA_OPTIONS", "QUERY_NAME", "build_spark", "spark_conf", "start_query"]
@@ -94,7 +94,7 @@ def start_query(
     spark: SparkSession,
     settings: ReplicatorSettings,
     starting_offsets: str,
-    handler: BatchHandler,
+    handler: MicroBatchHandler,
 ) -> StreamingQuery:
     reader = (
         spark.readStream.format("kafka")

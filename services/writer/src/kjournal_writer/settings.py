@@ -24,7 +24,7 @@ class Settings(ServiceSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     http: WriterHttpSettings = Field(default_factory=WriterHttpSettings)
     origin: str | None = Field(
-        default=HOST_NAME,
+        default_factory=lambda: HOST_NAME,
         description="written into every action header (the Scala library's origin; default: "
         "the host name)",
     )

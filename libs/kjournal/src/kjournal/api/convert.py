@@ -57,8 +57,8 @@ from kjournal.model.replication import PartitionReplication, TopicReplication
 from kjournal.model.results import AppendResult, JournalStatus
 
 __all__ = [
-    "AppendBatch",
-    "append_batch",
+    "AppendArgs",
+    "append_args",
     "append_request_body",
     "append_response",
     "append_response_json",
@@ -74,8 +74,8 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class AppendBatch:
-    """What `Journal.append` takes, from one append request."""
+class AppendArgs:
+    """What `Journal.append` takes, from one append body."""
 
     events: Events
     metadata: RecordMetadata
@@ -102,8 +102,9 @@ def _payload(index: int, event: EventIn) -> Payload | None:
         raise InvalidPayload(f"{where}.payload is not valid base64: {exc}") from None
 
 
-def append_batch(request: AppendRequest) -> AppendBatch:
-    """The batch an append request stands for; InvalidInput subclasses if it is not valid."""
+def append_args(request: AppendRequest) -> AppendArgs:
+    """The events, metadata and headers an append body stands for; InvalidInput subclasses if
+    it is not valid."""
     if not request.events:
         raise EmptyBatch("an append needs at least one event (events is empty)")
     previous: int | None = None
@@ -111,7 +112,7 @@ def append_batch(request: AppendRequest) -> AppendBatch:
     for index, item in enumerate(request.events):
         if previous is not None and item.seq_nr <= previous:
             raise SeqNrOrderError(
-                f"seqNrs must strictly increase within a batch: events[{index}].seqNr is "
+                f"seqNrs must strictly increase within an append: events[{index}].seqNr is "
                 f"{item.seq_nr} after {previous}"
             )
         previous = item.seq_nr
@@ -125,7 +126,7 @@ def append_batch(request: AppendRequest) -> AppendBatch:
     payload_data = metadata_in.payload if metadata_in is not None else None
     payload_metadata = PayloadMetadata(expire_after, payload_data)
     metadata = RecordMetadata(header=HeaderMetadata(header_data), payload=payload_metadata)
-    return AppendBatch(Events(tuple(events), payload_metadata), metadata, dict(request.headers))
+    return AppendArgs(Events(tuple(events), payload_metadata), metadata, dict(request.headers))
 
 
 def _payload_json(payload: Payload | None) -> tuple[str | None, JsonValue]:
@@ -143,7 +144,7 @@ def append_request_body(
     metadata: RecordMetadata | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> dict[str, JsonValue]:
-    """The JSON body of an append request (the client's half of `append_batch`)."""
+    """The JSON body of an append request (the client's half of `append_args`)."""
     items = events.events if isinstance(events, Events) else tuple(events)
     body_events: list[JsonValue] = []
     for event in items:

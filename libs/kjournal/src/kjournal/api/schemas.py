@@ -4,7 +4,7 @@ Python names in code, camelCase on the wire (`seq_nr` ↔ `seqNr`). Requests ref
 so a typo is a 400 rather than a silently ignored field; responses ignore them, so an older client
 keeps working against a newer service.
 
-Only shape and types are checked here. What needs the domain (a non-empty batch, increasing
+Only shape and types are checked here. What needs the domain (at least one event, increasing
 seqNrs, base64 payloads, durations) is checked when a request becomes model values
 (kjournal.api.convert), which raises the specific kjournal error.
 """
@@ -104,7 +104,7 @@ class MetadataIn(RequestModel):
 
 
 class AppendRequest(RequestModel):
-    """An atomic batch: seqNrs strictly increasing, at least one event."""
+    """Events appended atomically (all or none): seqNrs strictly increasing, at least one."""
 
     events: list[EventIn]
     metadata: MetadataIn | None = None

@@ -58,11 +58,11 @@ class CassandraTables(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    journal: str = "journal"
-    metajournal: str = "metajournal"
-    pointer2: str = "pointer2"
-    setting: str = "setting"
-    quarantine: str = "quarantine"
+    journal: str = Field(default="journal", description="events, one row per event")
+    metajournal: str = Field(default="metajournal", description="journal heads")
+    pointer2: str = Field(default="pointer2", description="replicated offset per partition")
+    setting: str = Field(default="setting", description="schema versions")
+    quarantine: str = Field(default="quarantine", description="records the replicator set aside")
 
     @field_validator("journal", "metajournal", "pointer2", "setting", "quarantine")
     @classmethod
@@ -86,9 +86,15 @@ class CassandraReplication(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    strategy: Literal["SimpleStrategy", "NetworkTopologyStrategy"] = "SimpleStrategy"
-    replication_factor: int = Field(default=1, ge=1)
-    data_centers: dict[str, int] = Field(default_factory=dict)
+    strategy: Literal["SimpleStrategy", "NetworkTopologyStrategy"] = Field(
+        default="SimpleStrategy",
+        description="replication class of a keyspace the schema step creates",
+    )
+    replication_factor: int = Field(default=1, ge=1, description="SimpleStrategy's factor")
+    data_centers: dict[str, int] = Field(
+        default_factory=dict,
+        description='NetworkTopologyStrategy: data center → factor, e.g. {"dc1": 3}',
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -154,7 +160,7 @@ class CassandraSettings(BaseModel):
     )
     port: int = Field(default=9042, ge=1, le=65535, description="CQL native transport port")
     username: str | None = Field(default=None, description="role to log in as (with password)")
-    password: SecretStr | None = Field(default=None, description="the role's password (secret)")
+    password: SecretStr | None = Field(default=None, description="the role's password")
     local_dc: str | None = Field(
         default=None, description="data center to prefer (none: the driver's default policy)"
     )

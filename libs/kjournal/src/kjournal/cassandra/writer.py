@@ -9,9 +9,9 @@ statements: a wave's statements, whatever their journals, are packed into UNLOGG
 most `max_batch_statements` statements whose estimated size stays under `max_batch_bytes`
 (Cassandra fails batches over `batch_size_fail_threshold`, 50 KiB by default); a statement bigger
 than that goes alone. The writes of one wave never touch the same row twice (a step's writes are
-independent, and journals are disjoint), so the shared write timestamp of a batch orders nothing
-that matters. Batches run concurrently through the driver's callback machinery
-(`execute_concurrent`, at most `concurrency` in flight); a failed batch fails every journal in it.
+independent, and journals are disjoint), so the shared write timestamp of a CQL batch orders nothing
+that matters. CQL batches run concurrently through the driver's callback machinery
+(`execute_concurrent`, at most `concurrency` in flight); a failed CQL batch fails every journal in it.
 Head lookups are grouped the same way: one query reads the heads of up to `HEAD_LOOKUP_GROUP`
 journals (IN on both the bucket and the id). Every statement is an idempotent upsert or delete,
 so the driver may retry it. Synchronous on purpose: the replicator runs inside Spark tasks.
@@ -65,13 +65,13 @@ DEFAULT_MAX_BATCH_BYTES = 40 * 1024
 """Below Cassandra's default batch_size_fail_threshold (50 KiB), with room for estimate error."""
 
 DEFAULT_MAX_BATCH_STATEMENTS = 64
-"""Statements per batch: enough to make the driver's per-request cost small, few enough that one
+"""Statements per CQL batch: enough to make the driver's per-request cost small, few enough that one
 coordinator's fan-out stays modest on a real cluster."""
 
 HEAD_LOOKUP_GROUP = 16
 """Journals per head query; measured on the local node, larger groups gain nothing."""
 
-_SMALL_STATEMENT = 160  # a head or delete statement in a batch, roughly
+_SMALL_STATEMENT = 160  # a head or delete statement in a CQL batch, roughly
 
 _ROW_OVERHEAD = 96  # keys, seqNr, partition, offset, timestamp, uuid and framing, roughly
 _VARIABLE_COLUMNS = tuple(
@@ -290,7 +290,7 @@ class CassandraReplicatedStore:
     # Statements
 
     def _statements(self, key: Key, bucket: int, write: Write) -> Iterator[tuple[Statement, int]]:
-        """The statements of one write, each with its estimated size in a batch."""
+        """The statements of one write, each with its estimated size in a CQL batch."""
         if isinstance(write, InsertRows):
             rows = journal.insert_rows(key, write.segment, write.events, write.meta_record_id)
             for statement, values in zip(self._journal.insert.bind_all(rows), rows, strict=True):
@@ -377,7 +377,7 @@ class _CqlBatch:
 
 
 def _estimate(values: tuple[Any, ...]) -> int:
-    """Roughly the bytes a journal row adds to a batch: its variable-length values dominate."""
+    """Roughly the bytes a journal row adds to a CQL batch: its variable-length values dominate."""
     size = _ROW_OVERHEAD
     for index in _VARIABLE_COLUMNS:
         value = values[index]

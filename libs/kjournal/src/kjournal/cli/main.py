@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    append = _journal(sub, "append", "append events as one atomic batch", commands.append)
+    append = _journal(
+        sub, "append", "append events atomically (one record: all or none)", commands.append
+    )
     append.add_argument(
         "payloads",
         nargs="*",

@@ -43,7 +43,7 @@ class KafkaSettings(BaseModel):
         default=None, description="PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (SASL_* protocols)"
     )
     sasl_username: str | None = Field(default=None, description="SASL principal")
-    sasl_password: SecretStr | None = Field(default=None, description="SASL password (secret)")
+    sasl_password: SecretStr | None = Field(default=None, description="SASL password")
     ssl_cafile: Path | None = Field(
         default=None,
         description="PEM file of the CA(s) that signed the brokers' certificates (SSL, SASL_SSL; "

@@ -7,7 +7,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Request, Response
-from kjournal.api.convert import append_batch, append_response_json
+from kjournal.api.convert import append_args, append_response_json
 from kjournal.errors import JournalNotFound
 from kjournal_service.deps import JournalDep, journal_of, metrics_of
 from kjournal_service.problems import problem_responses
@@ -32,17 +32,17 @@ router = APIRouter(prefix="/v1/journals", tags=["journals"])
     status_code=201,
     response_model=AppendResponse,
     responses=problem_responses(400, 404, 413, 415, 500, 503, 504),
-    summary="Append an atomic batch of events",
+    summary="Append events atomically (one Kafka record: all or none)",
     openapi_extra=json_body(AppendRequest),
 )
 async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     # The hot path (served by kjournal_service.hot_routes, past FastAPI's routing and dependency
     # solving): the body parsed straight from bytes by pydantic-core, the answer written directly.
     journal = journal_of(request, topic, id)
-    batch = append_batch(await parse_json_body(request, AppendRequest))
-    result = await journal.append(batch.events, batch.metadata, batch.headers)
+    args = append_args(await parse_json_body(request, AppendRequest))
+    result = await journal.append(args.events, args.metadata, args.headers)
     metrics_of(request).increment(
-        "kjournal_writer_events_total", len(batch.events.events), topic=journal.key.topic
+        "kjournal_writer_events_total", len(args.events.events), topic=journal.key.topic
     )
     return Response(append_response_json(result), 201, media_type="application/json")
 

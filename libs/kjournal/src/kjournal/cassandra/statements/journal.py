@@ -40,6 +40,8 @@ from kjournal.wire import json_text
 from kjournal.wire.metadata_json import record_metadata_from_json, record_metadata_to_json
 
 __all__ = [
+    "EVENT_FIELDS",
+    "EVENT_RECORD_FIELDS",
     "INSERT_COLUMNS",
     "JOURNAL",
     "META_RECORD_ID_INDEX",
@@ -277,22 +279,22 @@ def _load_json(text: str) -> JsonValue:
 
 # The read hot path builds these frozen, slotted values without their __init__ (which costs
 # twice as much): object.__new__ plus the slot descriptors, which frozen dataclasses leave alone.
-# Every value so built is one __init__ would accept: the query bounds seqNrs to ≥ 1 and
-# tests/unit/cassandra compares the results with normally built ones.
-_new = object.__new__
-_EVENT_SLOTS = tuple(Event.__dict__[name].__set__ for name in ("seq_nr", "tags", "payload"))
-_RECORD_SLOTS = tuple(
-    EventRecord.__dict__[name].__set__
-    for name in (
-        "event",
-        "timestamp",
-        "partition_offset",
-        "origin",
-        "version",
-        "metadata",
-        "headers",
-    )
+# Every value so built is one __init__ would accept: the query bounds seqNrs to ≥ 1, and
+# tests/unit/test_performance_shortcuts.py fails when the fields or Event's checks change
+# (docs/performance.md).
+EVENT_FIELDS: Final = ("seq_nr", "tags", "payload")
+EVENT_RECORD_FIELDS: Final = (
+    "event",
+    "timestamp",
+    "partition_offset",
+    "origin",
+    "version",
+    "metadata",
+    "headers",
 )
+_new = object.__new__
+_EVENT_SLOTS = tuple(Event.__dict__[name].__set__ for name in EVENT_FIELDS)
+_RECORD_SLOTS = tuple(EventRecord.__dict__[name].__set__ for name in EVENT_RECORD_FIELDS)
 
 
 class EventRowDecoder:

@@ -29,17 +29,17 @@ from kjournal.metrics import Metrics
 from pyspark.sql import DataFrame
 
 from kjournal_replicator.apply import COLUMNS, ApplyTask, SliceReport
-from kjournal_replicator.metrics import BATCH_SECONDS, BATCHES, LATENCY
+from kjournal_replicator.metrics import LATENCY, MICRO_BATCH_SECONDS, MICRO_BATCHES
 from kjournal_replicator.offsets import Pointer2, find_gaps
-from kjournal_replicator.ranges import OffsetRange, planned_ranges
+from kjournal_replicator.ranges import OffsetRange, micro_batch_ranges
 
-__all__ = ["BatchHandler", "BatchStatus", "BatchSummary"]
+__all__ = ["MicroBatchHandler", "MicroBatchStatus", "MicroBatchSummary"]
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class BatchSummary:
+class MicroBatchSummary:
     batch_id: int
     partitions: int
     records: int
@@ -53,7 +53,7 @@ class BatchSummary:
     slowest_slice_s: float  # the longest replicate_partition call, retries included
 
     @classmethod
-    def of(cls, batch_id: int, reports: Sequence[SliceReport], seconds: float) -> BatchSummary:
+    def of(cls, batch_id: int, reports: Sequence[SliceReport], seconds: float) -> MicroBatchSummary:
         results = [report.result for report in reports]
         return cls(
             batch_id=batch_id,
@@ -71,20 +71,20 @@ class BatchSummary:
 
 
 @dataclass
-class BatchStatus:
+class MicroBatchStatus:
     """What the health endpoint and the shutdown need to know about micro-batches."""
 
     idle: threading.Event = field(default_factory=threading.Event)
     last_batch_id: int | None = None
     last_finished: float | None = None  # time.time()
-    last_summary: BatchSummary | None = None
+    last_summary: MicroBatchSummary | None = None
     failures: int = 0
 
     def __post_init__(self) -> None:
         self.idle.set()
 
 
-class BatchHandler:
+class MicroBatchHandler:
     """The foreachBatch function; one per query."""
 
     def __init__(
@@ -92,7 +92,7 @@ class BatchHandler:
         task: ApplyTask,
         pointer2: Pointer2,
         metrics: Metrics,
-        status: BatchStatus | None = None,
+        status: MicroBatchStatus | None = None,
         *,
         max_tasks: int,
     ) -> None:
@@ -103,7 +103,7 @@ class BatchHandler:
         # Cassandra round trip. Only a suspected gap is confirmed against Cassandra.
         self._known: dict[tuple[str, int], int] = {}
         self._metrics = metrics
-        self.status = status or BatchStatus()
+        self.status = status or MicroBatchStatus()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
@@ -112,7 +112,7 @@ class BatchHandler:
             summary = self._run(batch, batch_id, started)
         except Exception:
             self.status.failures += 1
-            self._metrics.increment(BATCHES, result="failed")
+            self._metrics.increment(MICRO_BATCHES, result="failed")
             log.exception("micro-batch %d failed", batch_id)
             raise
         finally:
@@ -121,11 +121,11 @@ class BatchHandler:
         self.status.last_finished = time.time()
         self.status.last_summary = summary
 
-    def _run(self, batch: DataFrame, batch_id: int, started: float) -> BatchSummary:
-        ranges = [r for _, r in planned_ranges(batch) if r.size > 0]
+    def _run(self, batch: DataFrame, batch_id: int, started: float) -> MicroBatchSummary:
+        ranges = [r for _, r in micro_batch_ranges(batch) if r.size > 0]
         if not ranges:
-            self._metrics.increment(BATCHES, result="empty")
-            return BatchSummary.of(batch_id, [], time.perf_counter() - started)
+            self._metrics.increment(MICRO_BATCHES, result="empty")
+            return MicroBatchSummary.of(batch_id, [], time.perf_counter() - started)
         if self._task.apply.fail_on_gap:
             gaps = find_gaps(ranges, self._pointer2)
             if gaps:
@@ -153,9 +153,9 @@ class BatchHandler:
             for latency in report.latencies:
                 self._metrics.observe(LATENCY, latency, topic=topic)
         seconds = time.perf_counter() - started
-        self._metrics.increment(BATCHES, result="applied")
-        self._metrics.observe(BATCH_SECONDS, seconds)
-        summary = BatchSummary.of(batch_id, reports, seconds)
+        self._metrics.increment(MICRO_BATCHES, result="applied")
+        self._metrics.observe(MICRO_BATCH_SECONDS, seconds)
+        summary = MicroBatchSummary.of(batch_id, reports, seconds)
         log.info(
             "micro-batch %d: %d partitions, %d records, %d events, %d journals, "
             "%d quarantined, %d parked, %d ignored, %d pointer2 moves in %.3f s "
