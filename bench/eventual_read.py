@@ -50,6 +50,8 @@ from kjournal.model import (
 )
 from kjournal.model.head import JournalHead
 
+from bench._host import cpu_model
+
 KEY = Key("journal", "bench-entity")
 EVENTS_PER_APPEND = 5
 BATCH_ROWS = 100
@@ -163,17 +165,6 @@ def timed(run: Callable[[], int]) -> tuple[float, int]:
     started = time.perf_counter()
     count = run()
     return time.perf_counter() - started, count
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:

@@ -33,9 +33,8 @@ from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
-
-from tests.support.kafka_topics import create_topic as create_topic_named
-from tests.support.replication import end_offsets, replicate
+from kjournal_dev.replay import end_offsets, replicate
+from kjournal_dev.topics import create_topic as create_topic_named
 
 KEYSPACE = "bench_read"
 PAYLOAD: JsonValue = {"kind": "order-line", "sku": "ABC-123", "qty": 3, "note": "x" * 60}

@@ -52,6 +52,8 @@ from kjournal_dev.state import PlatformState
 from kjournal_replicator import worker_gc
 from kjournal_replicator.settings import ApplySettings
 
+from bench._host import cpu_model
+
 TOPIC = "journal"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -114,17 +116,6 @@ def records_of(
 def slices(records: Sequence[ConsumedRecord], size: int) -> Iterator[Sequence[ConsumedRecord]]:
     for start in range(0, len(records), size):
         yield records[start : start + size]
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 @dataclass(frozen=True)

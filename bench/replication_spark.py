@@ -57,8 +57,9 @@ from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
+from kjournal_dev.topics import create_topic, delete_topics
 
-from tests.support.kafka_topics import create_topic, delete_topics
+from bench._host import cpu_model
 
 PARTITIONS = 8
 POLL_S = 0.02
@@ -86,16 +87,6 @@ class Parameters:
     concurrency: int  # appends in flight in the throughput phase
     rounds: int  # of the throughput phase
     spark_conf: str  # JSON, KJOURNAL_SPARK__CONF of the replicator
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def percentile(values: list[float], q: float) -> float:

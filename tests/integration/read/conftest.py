@@ -23,10 +23,9 @@ from kjournal.metrics import Metrics, RecordingMetrics
 from kjournal.model import EventRecord, Key
 from kjournal.replicate import replicate_partition
 from kjournal_dev.platform import Endpoints
-
-from tests.support.kafka_topics import create_topic as create_topic_named
-from tests.support.kafka_topics import delete_topics
-from tests.support.replication import consume_range, end_offsets, replicate
+from kjournal_dev.replay import consume_range, end_offsets, replicate
+from kjournal_dev.topics import create_topic as create_topic_named
+from kjournal_dev.topics import delete_topics
 
 
 @pytest.fixture

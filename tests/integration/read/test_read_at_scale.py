@@ -10,9 +10,9 @@ import pytest
 from kjournal.kafka.settings import ConsumerPoolSettings
 from kjournal.model import BinaryPayload, Event, JsonPayload, Key, SeqNr
 from kjournal.wire.partitioner import partition_for
+from kjournal_dev.replay import end_offsets
 
 from tests.integration.read.conftest import Stack, read_all
-from tests.support.replication import end_offsets
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.anyio]
 

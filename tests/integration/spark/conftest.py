@@ -13,9 +13,9 @@ from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.platform import Endpoints
+from kjournal_dev.topics import create_topic, delete_topics
 
 from tests.integration.spark.support import PARTITIONS
-from tests.support.kafka_topics import create_topic, delete_topics
 from tests.support.platform import unique_name
 
 

@@ -24,8 +24,7 @@ from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.model import Event, Key, SeqNr
 from kjournal_dev.platform import Endpoints
-
-from tests.support.replication import end_offsets
+from kjournal_dev.replay import end_offsets
 
 PARTITIONS = 4
 

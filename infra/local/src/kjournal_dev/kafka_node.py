@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import logging
 import subprocess
 import uuid
-from collections.abc import Iterable
 from pathlib import Path
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaError, TopicAlreadyExistsError
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
@@ -136,20 +134,6 @@ async def probe(bootstrap: str) -> bool:
     finally:
         client_log.setLevel(level)
     return True
-
-
-async def create_topics(bootstrap: str, names: Iterable[str], partitions: int) -> None:
-    """Create the journal topics if they are missing (existing ones are left as they are)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
-    await admin.start()
-    try:
-        existing = set(await admin.list_topics())
-        missing = [NewTopic(name, partitions, 1) for name in names if name not in existing]
-        if missing:
-            with contextlib.suppress(TopicAlreadyExistsError):
-                await admin.create_topics(missing)
-    finally:
-        await admin.close()
 
 
 def log_tail(log_file: Path) -> str:

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kjournal_dev import cassandra_node, kafka_node, maven, services
+from kjournal_dev import cassandra_node, kafka_node, maven, services, topics
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.java import find_java
@@ -140,9 +140,7 @@ class Platform:
             lambda: cassandra_node.probe(config.host, config.cassandra_port) is not None,
             report,
         )
-        asyncio.run(
-            kafka_node.create_topics(config.kafka_bootstrap, config.topics, config.partitions)
-        )
+        asyncio.run(topics.ensure_topics(config.kafka_bootstrap, config.topics, config.partitions))
         report(
             f"topics ready: {', '.join(config.topics)} ({config.partitions} partitions when new)"
         )

@@ -1,4 +1,4 @@
-"""Replicating one Kafka partition's slice of records into the eventual store (anatomy §6).
+"""Replicating one Kafka partition's slice of records into the eventual store (docs/replication.md).
 
 `replicate_partition` is plain, synchronous Python: the Spark job calls it per partition and
 micro-batch, tests call it directly. Steps:

@@ -1,6 +1,6 @@
 """HeadInfo: the unreplicated tail of a journal, folded onto its replicated head.
 
-The fold replays the tail's action headers with the replicator's own head rules (anatomy §6.4), so a
+The fold replays the tail's action headers with the replicator's own head rules (docs/replication.md §3), so a
 read merged from Cassandra and the tail returns exactly what Cassandra will hold once replication
 has caught up. It needs headers only, so it is known before the first event is emitted.
 """

@@ -1,4 +1,5 @@
-"""Drive real replication in tests: Kafka records → `replicate_partition` → a ReplicatedStore."""
+"""Replication without Spark, for tests, benchmarks and tools: Kafka records →
+`replicate_partition` → a ReplicatedStore, and the Kafka reads it needs."""
 
 from __future__ import annotations
 
