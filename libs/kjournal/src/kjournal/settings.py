@@ -13,6 +13,8 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
+
 __all__ = [
     "CassandraReplication",
     "CassandraSettings",
@@ -128,6 +130,19 @@ class CassandraSettings(BaseModel):
 
     segment_size: int = Field(default=10_000, ge=2)
     """`journal` segment size given to journals created from now on (existing ones keep theirs)."""
+
+    java_version: JavaVersion = DEFAULT_JAVA_VERSION
+    """Java release (17, 21 or 25) of the Scala services sharing the keyspace: the `metajournal`
+    bucket of an id is its Java lower case's hash, and each Java lower-cases with its own Unicode
+    version (see kjournal.cassandra.java_lower)."""
+
+    @field_validator("java_version", mode="before")
+    @classmethod
+    def _java_version_number(cls, value: object) -> object:
+        # Environment variables arrive as text; the Literal only accepts the numbers.
+        if isinstance(value, str) and value.strip().isdecimal():
+            return int(value)
+        return value
 
     @field_validator("contact_points", mode="before")
     @classmethod

@@ -115,6 +115,7 @@ class CassandraConnection:
                 session,
                 TableNames.from_settings(self._settings),
                 fetch_size=self._settings.fetch_size,
+                java_version=self._settings.java_version,
             )
         except BaseException:
             await asyncio.to_thread(session.cluster.shutdown)
