@@ -242,6 +242,7 @@ def _worker(cassandra: CassandraSettings, settings: ApplySettings) -> _Worker:
             cassandra.names,
             segment_size=cassandra.segment_size,
             concurrency=settings.concurrency,
+            java_version=cassandra.java_version,
         )
         _current = _Worker(key, store, session.cluster.shutdown)
         worker_gc.tune(settings.gc_threshold)

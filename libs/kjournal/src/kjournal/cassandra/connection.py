@@ -114,6 +114,7 @@ class CassandraConnection:
                 session,
                 self._settings.names,
                 fetch_size=self._settings.fetch_size,
+                java_version=self._settings.java_version,
             )
         except BaseException:
             await asyncio.to_thread(session.cluster.shutdown)

@@ -15,6 +15,7 @@ from typing import Any
 from cassandra.cluster import Session
 from cassandra.query import PreparedStatement
 
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
 from kjournal.cassandra.segments import (
     METAJOURNAL_BUCKETS,
     OLD_METAJOURNAL_BUCKETS,
@@ -71,6 +72,7 @@ class CassandraEventualReader:
         *,
         integrity: DataIntegrity = DataIntegrity(),
         ids_concurrency: int = 16,
+        java_version: JavaVersion = DEFAULT_JAVA_VERSION,
     ) -> None:
         if ids_concurrency < 1:
             raise ValueError("ids_concurrency must be at least 1")
@@ -78,6 +80,7 @@ class CassandraEventualReader:
         self._statements = statements
         self._integrity = integrity
         self._ids_concurrency = ids_concurrency
+        self._java_version = java_version
 
     @classmethod
     async def create(
@@ -88,8 +91,12 @@ class CassandraEventualReader:
         fetch_size: int | None = None,
         integrity: DataIntegrity = DataIntegrity(),
         ids_concurrency: int = 16,
+        java_version: JavaVersion = DEFAULT_JAVA_VERSION,
     ) -> CassandraEventualReader:
-        """Prepare the statements; `fetch_size` (rows per page) defaults to the session's."""
+        """Prepare the statements; `fetch_size` (rows per page) defaults to the session's.
+
+        `java_version`: the Java of the Scala services sharing the keyspace (metajournal buckets).
+        """
         cqls = {
             "journal": journal.select_cql(tables),
             "head": metajournal.head_select_cql(tables),
@@ -109,6 +116,7 @@ class CassandraEventualReader:
             _Statements(**prepared),
             integrity=integrity,
             ids_concurrency=ids_concurrency,
+            java_version=java_version,
         )
 
     def _pager(self, statement: PreparedStatement, values: tuple[Any, ...], what: str) -> Pager:
@@ -130,8 +138,8 @@ class CassandraEventualReader:
         what = f"reading the head of {key}"
         buckets = dict.fromkeys(
             (
-                metajournal_bucket(key.id, METAJOURNAL_BUCKETS),
-                metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS),
+                metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version),
+                metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS, self._java_version),
             )
         )
         pagers = [
@@ -212,10 +220,12 @@ class CassandraEventualReader:
                     fill()
                     continue
                 for (id_,) in page:
-                    current = metajournal_bucket(id_, METAJOURNAL_BUCKETS)
+                    current = metajournal_bucket(id_, METAJOURNAL_BUCKETS, self._java_version)
                     if bucket == current:
                         yield id_
-                    elif bucket == metajournal_bucket(id_, OLD_METAJOURNAL_BUCKETS):
+                    elif bucket == metajournal_bucket(
+                        id_, OLD_METAJOURNAL_BUCKETS, self._java_version
+                    ):
                         if not await self._has_head(topic, current, id_):
                             yield id_
                     else:

@@ -14,6 +14,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
 from kjournal.model.head import DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE
 
 __all__ = [
@@ -194,6 +195,21 @@ class CassandraSettings(BaseModel):
         description="`journal` segment size of journals created from now on (existing ones "
         "keep theirs)",
     )
+
+    java_version: JavaVersion = Field(
+        default=DEFAULT_JAVA_VERSION,
+        description="Java release (17, 21 or 25) of the Scala services sharing the keyspace: an "
+        "id's `metajournal` bucket hashes its Java lower case, which follows that Java's Unicode "
+        "version (docs/cassandra-schema.md)",
+    )
+
+    @field_validator("java_version", mode="before")
+    @classmethod
+    def _java_version_number(cls, value: object) -> object:
+        # Environment variables arrive as text; the Literal only accepts the numbers.
+        if isinstance(value, str) and value.strip().isdecimal():
+            return int(value)
+        return value
 
     @field_validator("contact_points", mode="before")
     @classmethod

@@ -31,6 +31,7 @@ from cassandra.concurrent import execute_concurrent, execute_concurrent_with_arg
 from cassandra.query import BatchStatement, BatchType, PreparedStatement, Statement
 
 from kjournal.cassandra.binding import Binder
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
 from kjournal.cassandra.segments import (
     METAJOURNAL_BUCKETS,
     OLD_METAJOURNAL_BUCKETS,
@@ -93,6 +94,7 @@ class CassandraReplicatedStore:
     """`ReplicatedStore` over the journal's Cassandra tables.
 
     segment_size: the `journal` segment size given to journals created from now on.
+    java_version: the Java of the Scala services sharing the keyspace (metajournal buckets).
     max_batch_bytes, max_batch_statements: bounds of one batch (see the module docstring).
     concurrency: requests in flight at once (per call).
     """
@@ -106,6 +108,7 @@ class CassandraReplicatedStore:
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
         max_batch_statements: int = DEFAULT_MAX_BATCH_STATEMENTS,
         concurrency: int = 64,
+        java_version: JavaVersion = DEFAULT_JAVA_VERSION,
     ) -> None:
         if min(max_batch_bytes, max_batch_statements, concurrency) < 1:
             raise ValueError(
@@ -117,6 +120,7 @@ class CassandraReplicatedStore:
         self._max_batch_bytes = max_batch_bytes
         self._max_batch_statements = max_batch_statements
         self._concurrency = concurrency
+        self._java_version = java_version
         self._lock = threading.Lock()
         # Heads found in the old 100-bucket layout are written where they are
         # (docs/cassandra-schema.md).
@@ -147,8 +151,8 @@ class CassandraReplicatedStore:
         """Both bucket layouts of up to `HEAD_LOOKUP_GROUP` journals per query; the current wins."""
         buckets = [
             (
-                metajournal_bucket(key.id, METAJOURNAL_BUCKETS),
-                metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS),
+                metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version),
+                metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS, self._java_version),
             )
             for key in keys
         ]
@@ -186,7 +190,8 @@ class CassandraReplicatedStore:
         errors: list[Exception | None] = [None] * len(journals)
         with self._lock:
             buckets = [
-                self._old_buckets.get(key) or metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
+                self._old_buckets.get(key)
+                or metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version)
                 for key, _ in journals
             ]
         waves = max((len(steps) for _, steps in journals), default=0)
@@ -211,7 +216,9 @@ class CassandraReplicatedStore:
                         errors[index] = exc
                         continue
                     if any(isinstance(write, InsertHead) for write in steps[wave]):
-                        buckets[index] = metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
+                        buckets[index] = metajournal_bucket(
+                            key.id, METAJOURNAL_BUCKETS, self._java_version
+                        )
                     for statement, size in built:
                         if batch.statements and (
                             batch.size + size > self._max_batch_bytes
@@ -304,7 +311,7 @@ class CassandraReplicatedStore:
                 yield self._journal.delete_segment_to.bind(values), _SMALL_STATEMENT
         elif isinstance(write, InsertHead):
             # A new head always goes to the current layout, whatever held the previous one.
-            current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
+            current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version)
             created = write.created.astimezone(UTC)
             values = (key.topic, current, key.id, *metajournal.journal_head_values(write.head))
             values += (created, created.date(), created, write.origin)
