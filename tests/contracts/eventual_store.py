@@ -95,8 +95,11 @@ class EventualBackend(Protocol):
         """A head as if replicated earlier (by either implementation)."""
         ...
 
-    def seed_row(self, key: Key, segment: int, seq_nr: int) -> None:
-        """A leftover `journal` row, as a crashed replication may leave one."""
+    def seed_row(
+        self, key: Key, segment: int, seq_nr: int, offset: int = 0, timestamp: datetime = T0
+    ) -> None:
+        """A `journal` row written outside the store: a crashed replication's leftover, or a
+        copy kafka-journal's replicator stores for a resent append."""
         ...
 
 
@@ -436,6 +439,85 @@ class EventualStoreContract:
         replicate(store, [append_record(6, [4])])  # later slices keep it quarantined
         assert stored_seq_nrs(backend) == [1]
         assert [q.offset for q in backend.quarantined(KEY)] == [1, 3, 6]
+
+    # Duplicates (docs/replication.md §4)
+
+    def test_a_resent_append_changes_nothing(self, backend: EventualBackend) -> None:
+        store = backend.store()
+        result = replicate(
+            store, [append_record(0, [1]), append_record(1, [2]), append_record(2, [2])]
+        )
+        assert (result.duplicates, result.conflicts) == (1, 0)
+        assert [(r.seq_nr, r.position) for r in backend.rows(KEY)] == [(1, at(0)), (2, at(1))]
+        assert the_head(backend).head.seq_nr == 2
+        assert ask(backend, lambda reader: reader.conflicts(KEY, 10)) == []
+
+    def test_overlaps_keep_the_first_copy_and_the_seq_nr_never_goes_back(
+        self, backend: EventualBackend
+    ) -> None:
+        store = backend.store(segment_size=2)
+        replicate(store, [append_record(0, [1, 2, 3])])
+        result = replicate(store, [append_record(1, [2, 3, 4]), append_record(2, [1])])
+        assert result.duplicates == 3
+        assert [(r.seq_nr, r.position) for r in backend.rows(KEY)] == [
+            (1, at(0)),
+            (2, at(0)),
+            (3, at(0)),
+            (4, at(1)),
+        ]
+        assert the_head(backend).head.seq_nr == 4
+        assert seq_nrs(backend) == [1, 2, 3, 4]
+
+    def test_a_conflicting_duplicate_is_recorded_and_kept_out(
+        self, backend: EventualBackend
+    ) -> None:
+        store = backend.store()
+        later = T0 + timedelta(minutes=1)
+        replicate(store, [append_record(0, [1, 2])])
+        # one conflict against a stored event, one against an event of the same slice
+        result = replicate(
+            store,
+            [append_record(1, [2, 3], variant=1), append_record(2, [3], variant=2)],
+            now=later,
+        )
+        assert (result.duplicates, result.conflicts) == (2, 2)
+        events = read(backend)
+        assert [(e.seq_nr, e.partition_offset) for e in events] == [
+            (1, at(0)),
+            (2, at(0)),
+            (3, at(1)),
+        ]
+        assert events[1].event.payload is not None
+        assert events[1].event.payload.value == {"n": 2}
+        conflicts = ask(backend, lambda reader: reader.conflicts(KEY, 10))
+        assert conflicts is not None
+        assert [(c.seq_nr, c.dropped, c.kept, c.detected_at) for c in conflicts] == [
+            (2, at(1), at(0), later),
+            (3, at(2), at(1), later),
+        ]
+        replicate(store, [append_record(1, [2, 3], variant=1)])  # a replay records nothing new
+        assert len(ask(backend, lambda reader: reader.conflicts(KEY, 10)) or []) == 2
+
+    def test_late_lower_seq_nrs_are_dropped(self, backend: EventualBackend) -> None:
+        store = backend.store()
+        replicate(store, [append_record(0, [1501, 1502]), append_record(1, [1, 2])])
+        head = the_head(backend).head
+        assert (head.seq_nr, head.delete_to) == (1502, 1500)
+        assert stored_seq_nrs(backend) == [1501, 1502]
+
+    def test_a_seq_nr_stored_twice_reads_once_the_first_by_offset(
+        self, backend: EventualBackend
+    ) -> None:
+        # Rows as kafka-journal's replicator leaves resent appends: two copies of seqNrs 2 and 3.
+        # Copies cluster by timestamp; the read picks by offset, whichever comes first.
+        backend.seed_head(KEY, JournalHead(at(9), 10_000, SeqNr(3)), T0)
+        backend.seed_row(KEY, 0, 1, offset=1, timestamp=T0)
+        backend.seed_row(KEY, 0, 2, offset=7, timestamp=T0 + timedelta(seconds=1))
+        backend.seed_row(KEY, 0, 2, offset=2, timestamp=T0 + timedelta(seconds=2))
+        backend.seed_row(KEY, 0, 3, offset=3, timestamp=T0 + timedelta(seconds=3))
+        backend.seed_row(KEY, 0, 3, offset=8, timestamp=T0 + timedelta(seconds=4))
+        events = read(backend)
+        assert [(e.seq_nr, e.partition_offset.offset) for e in events] == [(1, 1), (2, 2), (3, 3)]
 
     # Reading
 

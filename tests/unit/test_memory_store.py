@@ -53,8 +53,10 @@ class InMemoryBackend:
     def seed_head(self, key: Key, head: JournalHead, created: datetime) -> None:
         self.tables.seed_head(key, head, created, "origin")
 
-    def seed_row(self, key: Key, segment: int, seq_nr: int) -> None:
-        event = EventRecord(Event(SeqNr(seq_nr)), T0, PartitionOffset(0, 0))
+    def seed_row(
+        self, key: Key, segment: int, seq_nr: int, offset: int = 0, timestamp: datetime = T0
+    ) -> None:
+        event = EventRecord(Event(SeqNr(seq_nr)), timestamp, PartitionOffset(0, offset))
         self.tables.write([(key, [(InsertRows(segment, (event,), None),)])])
 
 

@@ -9,13 +9,16 @@ from collections.abc import Iterator
 import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.schema import (
+    KJOURNAL_SCHEMA_VERSION,
     KJOURNAL_SCHEMA_VERSION_KEY,
     SCHEMA_VERSION_KEY,
     check_schema,
     migrate,
 )
 from kjournal.cassandra.settings import CassandraSettings, CassandraTables
+from kjournal.cassandra.statements.conflicts import CONFLICTS
 from kjournal.cassandra.statements.journal import JOURNAL
+from kjournal.cassandra.statements.locks import LOCKS
 from kjournal.cassandra.statements.metajournal import METAJOURNAL
 from kjournal.cassandra.statements.pointer2 import POINTER2
 from kjournal.cassandra.statements.quarantine import QUARANTINE
@@ -32,6 +35,8 @@ EXPECTED = {
     "pointer2": POINTER2,
     "setting": SETTING,
     "quarantine": QUARANTINE,
+    "conflicts": CONFLICTS,
+    "locks": LOCKS,
 }
 
 # What a keyspace looked like before the first migration step: journal without headers, version
@@ -115,7 +120,7 @@ def test_a_fresh_keyspace_gets_every_table_and_version_8(kj_session: Session, ke
     }
     versions = settings_of(kj_session, keyspace)
     assert versions[SCHEMA_VERSION_KEY][0] == "8"
-    assert versions[KJOURNAL_SCHEMA_VERSION_KEY][0] == "0"
+    assert versions[KJOURNAL_SCHEMA_VERSION_KEY][0] == str(KJOURNAL_SCHEMA_VERSION)
 
 
 def test_migrating_twice_changes_nothing(kj_session: Session, keyspace: str):
@@ -140,6 +145,8 @@ def test_custom_table_names(kj_session: Session, keyspace: str):
         "pointer2",
         "settings",
         "quarantine",
+        "conflicts",
+        "locks",
     }
     indexes = kj_session.execute(
         "SELECT index_name FROM system_schema.indexes WHERE keyspace_name = %s", (keyspace,)

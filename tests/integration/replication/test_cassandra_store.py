@@ -150,12 +150,14 @@ class CassandraBackend:
             ),
         )
 
-    def seed_row(self, key: Key, segment: int, seq_nr: int) -> None:
+    def seed_row(
+        self, key: Key, segment: int, seq_nr: int, offset: int = 0, timestamp: datetime = T0
+    ) -> None:
         self.session.execute(
             f"INSERT INTO {self._q(self.tables.journal)} "
             "(id, topic, segment, seq_nr, timestamp, partition, offset) "
-            "VALUES (%s, %s, %s, %s, %s, 0, 0)",
-            (key.id, key.topic, segment, seq_nr, T0),
+            "VALUES (%s, %s, %s, %s, %s, 0, %s)",
+            (key.id, key.topic, segment, seq_nr, timestamp, offset),
         )
 
 

@@ -82,7 +82,7 @@ def test_table_names_from_cassandra_settings():
 
 def test_the_scala_migration_list_ends_at_version_8():
     assert SCALA_SCHEMA_VERSION == 8
-    assert KJOURNAL_SCHEMA_VERSION == 0
+    assert KJOURNAL_SCHEMA_VERSION == 2
     assert [step.description for step in SCALA_STEPS] == [
         "add headers map<text, text>",
         "add version text",

@@ -13,7 +13,7 @@ KJournalError
 ├── FormatError                  bytes from Kafka or Cassandra that cannot be decoded
 │   ├── HeaderFormatError        a present `journal.action` header that is not valid
 │   ├── PayloadFormatError       an Append record value that is not a valid container
-│   └── DataIntegrityError       stored rows that contradict each other (a seqNr stored twice, ...)
+│   └── DataIntegrityError       a stored row that contradicts itself or its journal
 ├── JournalNotFound              no such journal
 ├── JournalQuarantined           a record of this journal was quarantined (topic, partition, offset)
 ├── TopicRepartitioned           the journal's key maps to another partition than its head's

@@ -161,6 +161,12 @@ class Journals:
             raise ReadsNotConfigured("reads need an eventual reader (Cassandra)")
         return self._reader
 
+    @property
+    def eventual(self) -> EventualReader:
+        if self._eventual is None:
+            raise ReadsNotConfigured("reads need an eventual reader (Cassandra)")
+        return self._eventual
+
     async def replication(self, topic: str) -> TopicReplication:
         """How far replication of `topic` has come, per partition (reads must be configured)."""
         if self._scanner is None or self._eventual is None:
@@ -218,10 +224,14 @@ class Journal:
         """The last seqNr, or None if the journal does not exist (or was purged)."""
         return (await self.view()).info.seq_nr
 
-    async def status(self) -> JournalStatus:
+    async def status(self, conflicts_shown: int = 20) -> JournalStatus:
+        """The journal's head, what is not replicated yet, and its first `conflicts_shown`
+        conflicting duplicates."""
         view = await self.view()
         info: HeadInfo = view.info
         expiry = view.head.expiry if view.head is not None and info.purged_at is None else None
+        eventual = self._journals.eventual
+        conflicts = await eventual.conflicts(self.key, conflicts_shown)
         return JournalStatus(
             key=self.key,
             seq_nr=info.seq_nr,
@@ -232,6 +242,9 @@ class Journal:
             pointer2=view.pointer2,
             unreplicated_actions=info.actions,
             unreplicated_offsets=view.unreplicated_offsets,
+            unreplicated_duplicates=info.duplicates,
+            conflicts=None if conflicts is None else tuple(conflicts),
+            quarantine_known=eventual.quarantine_known,
         )
 
     async def delete(self, to: int) -> PartitionOffset | None:

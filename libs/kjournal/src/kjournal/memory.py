@@ -25,6 +25,7 @@ from kjournal.fold.plan import (
     Write,
 )
 from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.model.conflict import Conflict
 from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
@@ -84,6 +85,7 @@ class InMemoryReplicatedStore:
         self._metajournal: dict[Key, HeadRow] = {}
         self._pointer2: dict[tuple[str, int], PointerRow] = {}
         self._quarantine: dict[tuple[str, str], dict[tuple[int, int], QuarantinedRecord]] = {}
+        self._conflicts: dict[Key, dict[tuple[int, int, int], Conflict]] = {}
         self._head_writes = itertools.count(1)
 
     def sharing(self, segment_size: int) -> InMemoryReplicatedStore:
@@ -95,6 +97,7 @@ class InMemoryReplicatedStore:
         other._metajournal = self._metajournal
         other._pointer2 = self._pointer2
         other._quarantine = self._quarantine
+        other._conflicts = self._conflicts
         other._head_writes = self._head_writes
         return other
 
@@ -125,6 +128,27 @@ class InMemoryReplicatedStore:
                     with self._lock:
                         self._apply(key, write)
         return [None] * len(journals)
+
+    def stored_events(
+        self, key: Key, head: JournalHead, seq_nrs: Collection[int]
+    ) -> dict[int, EventRecord]:
+        wanted = set(seq_nrs)
+        found: dict[int, EventRecord] = {}
+        for row in self.rows(key):
+            seq = row.event.seq_nr
+            if seq in wanted and (
+                seq not in found
+                or row.event.partition_offset.offset < found[seq].partition_offset.offset
+            ):
+                found[seq] = row.event
+        return found
+
+    def record_conflicts(self, conflicts: Sequence[Conflict]) -> None:
+        with self._lock:
+            for conflict in conflicts:
+                kept = self._conflicts.setdefault(Key(conflict.topic, conflict.id), {})
+                position = conflict.dropped
+                kept[(position.partition, position.offset, conflict.seq_nr)] = conflict
 
     def quarantine(self, records: Sequence[QuarantinedRecord]) -> None:
         with self._lock:
@@ -184,6 +208,11 @@ class InMemoryReplicatedStore:
         with self._lock:
             records = self._quarantine.get((topic, id), {})
             return [records[position] for position in sorted(records)]
+
+    def conflicts(self, key: Key) -> list[Conflict]:
+        with self._lock:
+            recorded = self._conflicts.get(key, {})
+            return [recorded[position] for position in sorted(recorded)]
 
     def keys(self) -> set[Key]:
         with self._lock:
@@ -263,9 +292,21 @@ class InMemoryEventualReader:
         self, key: Key, head: JournalHead, from_: SeqNr
     ) -> AsyncGenerator[EventRecord, None]:
         start = max(from_, (head.delete_to or 0) + 1)
-        for row in self.store.rows(key):
-            if start <= row.event.seq_nr <= head.seq_nr:
-                yield row.event
+        last_segment = (head.seq_nr - 1) // head.segment_size
+        previous: EventRecord | None = None
+        for row in self.store.rows(key):  # by seqNr, then timestamp
+            event = row.event
+            if event.seq_nr < start or row.segment > last_segment:
+                continue
+            if previous is not None and previous.seq_nr == event.seq_nr:
+                if event.partition_offset.offset < previous.partition_offset.offset:
+                    previous = event
+                continue
+            if previous is not None:
+                yield previous
+            previous = event
+        if previous is not None:
+            yield previous
 
     async def ids(self, topic: str) -> AsyncGenerator[str, None]:
         for key in sorted(self.store.keys(), key=str):
@@ -275,3 +316,10 @@ class InMemoryEventualReader:
     async def quarantined(self, key: Key) -> QuarantinedRecord | None:
         records = self.store.quarantined(key.topic, key.id)
         return records[0] if records else None
+
+    @property
+    def quarantine_known(self) -> bool:
+        return True
+
+    async def conflicts(self, key: Key, limit: int) -> list[Conflict] | None:
+        return self.store.conflicts(key)[:limit]

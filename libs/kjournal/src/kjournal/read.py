@@ -6,7 +6,9 @@
 3. Otherwise the tail (offsets pointer2+1 … end−1) of this journal, from the tail cache or a scan
    that compares record keys before parsing anything, is folded into HeadInfo before the first
    event is emitted, so deletes and purges still only in Kafka are honoured.
-4. Cassandra's events from max(from, deleteTo+1), then the tail's, dropping duplicates.
+4. Cassandra's events from max(from, deleteTo+1), then the tail's; an event whose seqNr is not
+   above the highest the journal already had is a duplicate and is dropped, as the replicator
+   drops it (docs/replication.md §4), so a read returns the same before and after replication.
 """
 
 from __future__ import annotations
@@ -147,6 +149,9 @@ class JournalReader:
                     emitted += 1
                     if limit is not None and emitted >= limit:
                         return
+            # The tail continues after the highest seqNr the journal had: its events at or
+            # below that are duplicates (docs/replication.md §4), whatever Cassandra returned.
+            last = max(last, view.head.seq_nr)
         async for record in self._tail_events(view, last + 1, to):
             if record.seq_nr <= last:
                 continue

@@ -18,6 +18,7 @@ from typing import Any, cast
 from kjournal.api.schemas import (
     AppendRequest,
     AppendResponse,
+    ConflictOut,
     EventIn,
     ExpiryOut,
     JournalStatusOut,
@@ -51,6 +52,7 @@ from kjournal.model import (
     SeqRange,
     TextPayload,
 )
+from kjournal.model.conflict import Conflict
 from kjournal.model.durations import expire_after_from_json, format_duration, parse_duration
 from kjournal.model.head import Expiry
 from kjournal.model.replication import PartitionReplication, TopicReplication
@@ -280,6 +282,20 @@ def journal_status_out(status: JournalStatus) -> JournalStatusOut:
         pointer2=status.pointer2,
         unreplicated_actions=status.unreplicated_actions,
         unreplicated_offsets=status.unreplicated_offsets,
+        unreplicated_duplicates=status.unreplicated_duplicates,
+        conflicts=None
+        if status.conflicts is None
+        else [
+            ConflictOut(
+                seq_nr=c.seq_nr,
+                partition=c.dropped.partition,
+                offset=c.dropped.offset,
+                kept_offset=c.kept.offset,
+                detected_at=c.detected_at,
+            )
+            for c in status.conflicts
+        ],
+        quarantine_known=status.quarantine_known,
     )
 
 
@@ -302,6 +318,21 @@ def journal_status_from_out(out: JournalStatusOut) -> JournalStatus:
         pointer2=out.pointer2,
         unreplicated_actions=out.unreplicated_actions,
         unreplicated_offsets=out.unreplicated_offsets,
+        unreplicated_duplicates=out.unreplicated_duplicates,
+        conflicts=None
+        if out.conflicts is None
+        else tuple(
+            Conflict(
+                topic=out.topic,
+                id=out.id,
+                seq_nr=SeqNr(c.seq_nr),
+                dropped=PartitionOffset(c.partition, c.offset),
+                kept=PartitionOffset(c.partition, c.kept_offset),
+                detected_at=c.detected_at,
+            )
+            for c in out.conflicts
+        ),
+        quarantine_known=out.quarantine_known,
     )
 
 

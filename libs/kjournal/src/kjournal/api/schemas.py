@@ -23,6 +23,7 @@ __all__ = [
     "NDJSON_CONTENT_TYPE",
     "AppendRequest",
     "AppendResponse",
+    "ConflictOut",
     "EventIn",
     "EventOut",
     "ExpiryOut",
@@ -177,6 +178,16 @@ class ExpiryOut(ResponseModel):
     on: date
 
 
+class ConflictOut(ResponseModel):
+    """A duplicate kept out of the journal because its content differed from the event kept."""
+
+    seq_nr: int
+    partition: int = Field(description="where the dropped duplicate was")
+    offset: int
+    kept_offset: int = Field(description="the offset of the event the journal keeps")
+    detected_at: Timestamp
+
+
 class JournalStatusOut(ResponseModel):
     """The journal's head as a read sees it now, and how much of it is still only in Kafka."""
 
@@ -191,6 +202,20 @@ class JournalStatusOut(ResponseModel):
     unreplicated_actions: int = Field(description="this journal's actions not yet in Cassandra")
     unreplicated_offsets: int = Field(
         description="records of the journal's partition not yet replicated (all journals)"
+    )
+    unreplicated_duplicates: int = Field(
+        default=0,
+        description="of this journal's unreplicated appends, those that repeat seqNrs it already "
+        "has (their repeated events are dropped; see docs/replication.md)",
+    )
+    conflicts: list[ConflictOut] | None = Field(
+        default_factory=list,
+        description="replicated duplicates whose content differed from the event kept (the "
+        "first 20); null where the keyspace does not keep them (created by kafka-journal)",
+    )
+    quarantine_known: bool = Field(
+        default=True,
+        description="false where the keyspace has no quarantine table (created by kafka-journal)",
     )
 
 

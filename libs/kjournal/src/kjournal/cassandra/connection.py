@@ -19,6 +19,7 @@ from kjournal.cassandra.session import connect, first_page
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.errors import CassandraUnavailable, KJournalError
 from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
@@ -146,5 +147,12 @@ class LazyEventualReader:
     def ids(self, topic: str) -> AsyncGenerator[str, None]:
         return self._connection.reader().ids(topic)
 
+    @property
+    def quarantine_known(self) -> bool:
+        return self._connection.reader().quarantine_known
+
     async def quarantined(self, key: Key) -> QuarantinedRecord | None:
         return await self._connection.reader().quarantined(key)
+
+    async def conflicts(self, key: Key, limit: int) -> list[Conflict] | None:
+        return await self._connection.reader().conflicts(key, limit)

@@ -8,7 +8,8 @@
 3. Scala steps, recorded in `setting` under `schema-version` as the index of the last step applied
    (a complete schema records "8"): fresh → record 8 without running anything; no record → run
    every step; a record → run the steps after it; a record newer than we know → run nothing.
-4. kjournal steps (the quarantine table), recorded the same way under `kjournal-schema-version`.
+4. kjournal steps (the quarantine and conflicts tables, cassandra-sync's locks table), recorded
+   the same way under `kjournal-schema-version`.
    A separate key, so a future Scala step #9 can never be mistaken for one of ours.
 5. Check that every table has the columns, types and keys we read and write.
 
@@ -34,7 +35,9 @@ from cassandra.query import SimpleStatement
 from kjournal.cassandra.session import driver_errors
 from kjournal.cassandra.settings import CassandraReplication, CassandraSettings, TableNames
 from kjournal.cassandra.statements import setting
+from kjournal.cassandra.statements.conflicts import CONFLICTS
 from kjournal.cassandra.statements.journal import JOURNAL
+from kjournal.cassandra.statements.locks import LOCKS
 from kjournal.cassandra.statements.metajournal import METAJOURNAL
 from kjournal.cassandra.statements.pointer2 import POINTER2
 from kjournal.cassandra.statements.quarantine import QUARANTINE
@@ -125,6 +128,14 @@ def _quarantine(names: TableNames) -> str:
     return names.quarantine
 
 
+def _conflicts(names: TableNames) -> str:
+    return names.conflicts
+
+
+def _locks(names: TableNames) -> str:
+    return names.locks
+
+
 # The Scala library's `SetupSchema.migrations`, in order; the stored version is the index of the
 # last one applied. Steps 7 and 8 repeat 2 and 6 keyspace-qualified in Scala (its first versions
 # ran unqualified and failed silently outside the session keyspace); ours are always qualified,
@@ -143,7 +154,12 @@ SCALA_STEPS: Final[tuple[_Step, ...]] = (
 SCALA_SCHEMA_VERSION: Final = len(SCALA_STEPS) - 1
 
 # Our own steps, recorded under KJOURNAL_SCHEMA_VERSION_KEY with the same index semantics.
-KJOURNAL_STEPS: Final[tuple[_Step, ...]] = (_create_table("quarantine", _quarantine, QUARANTINE),)
+KJOURNAL_STEPS: Final[tuple[_Step, ...]] = (
+    _create_table("quarantine", _quarantine, QUARANTINE),
+    _create_table("conflicts", _conflicts, CONFLICTS),
+    # cassandra-sync's, for Scala services that will not create it themselves (auto-create off)
+    _create_table("locks", _locks, LOCKS),
+)
 KJOURNAL_SCHEMA_VERSION: Final = len(KJOURNAL_STEPS) - 1
 
 
@@ -333,6 +349,11 @@ def _scala_tables(names: TableNames) -> list[tuple[str, TableDef]]:
     ]
 
 
+def _kjournal_tables(names: TableNames) -> list[tuple[str, TableDef]]:
+    """kjournal's own tables: the replicator writes them, a reader copes without them."""
+    return [(names.quarantine, QUARANTINE), (names.conflicts, CONFLICTS)]
+
+
 def _create_tables(ddl: _Ddl) -> bool:
     """Create the missing Scala tables; True if all of them were missing (a fresh schema)."""
     existing = ddl.tables()
@@ -386,7 +407,7 @@ def _run_steps(ddl: _Ddl, key: str, steps: Sequence[_Step], *, fresh: bool) -> i
 def _check(ddl: _Ddl) -> None:
     names = ddl.names
     problems: list[str] = []
-    for table, definition in (*_scala_tables(names), (names.quarantine, QUARANTINE)):
+    for table, definition in (*_scala_tables(names), *_kjournal_tables(names)):
         columns = ddl.columns(table)
         if not columns:
             problems.append(f"table {table} is missing")

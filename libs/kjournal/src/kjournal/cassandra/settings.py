@@ -55,7 +55,8 @@ class Consistency(StrEnum):
 
 
 class CassandraTables(BaseModel):
-    """Table names inside the keyspace (the Scala library's defaults, plus our quarantine table)."""
+    """Table names inside the keyspace: the Scala library's (and cassandra-sync's `locks`) and
+    kjournal's own (`quarantine`, `conflicts`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -64,15 +65,29 @@ class CassandraTables(BaseModel):
     pointer2: str = Field(default="pointer2", description="replicated offset per partition")
     setting: str = Field(default="setting", description="schema versions")
     quarantine: str = Field(default="quarantine", description="records the replicator set aside")
+    conflicts: str = Field(
+        default="conflicts", description="duplicates that differed from the event kept"
+    )
+    locks: str = Field(default="locks", description="cassandra-sync's lock table (Scala services)")
 
-    @field_validator("journal", "metajournal", "pointer2", "setting", "quarantine")
+    @field_validator(
+        "journal", "metajournal", "pointer2", "setting", "quarantine", "conflicts", "locks"
+    )
     @classmethod
     def _valid_name(cls, value: str) -> str:
         return validate_cql_name(value)
 
     @model_validator(mode="after")
     def _distinct(self) -> Self:
-        names = [self.journal, self.metajournal, self.pointer2, self.setting, self.quarantine]
+        names = [
+            self.journal,
+            self.metajournal,
+            self.pointer2,
+            self.setting,
+            self.quarantine,
+            self.conflicts,
+            self.locks,
+        ]
         if len(set(names)) != len(names):
             raise ValueError(f"table names must be distinct, got {names}")
         return self
@@ -120,6 +135,8 @@ class TableNames:
     pointer2: str = "pointer2"
     setting: str = "setting"
     quarantine: str = "quarantine"
+    conflicts: str = "conflicts"
+    locks: str = "locks"
 
     def __post_init__(self) -> None:
         for name in (
@@ -129,6 +146,8 @@ class TableNames:
             self.pointer2,
             self.setting,
             self.quarantine,
+            self.conflicts,
+            self.locks,
         ):
             validate_cql_name(name)
 
@@ -141,6 +160,8 @@ class TableNames:
             pointer2=tables.pointer2,
             setting=tables.setting,
             quarantine=tables.quarantine,
+            conflicts=tables.conflicts,
+            locks=tables.locks,
         )
 
     def qualified(self, table: str) -> str:

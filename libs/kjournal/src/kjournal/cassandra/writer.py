@@ -35,11 +35,12 @@ from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
 from kjournal.cassandra.segments import (
     METAJOURNAL_BUCKETS,
     OLD_METAJOURNAL_BUCKETS,
+    journal_segment,
     metajournal_bucket,
 )
 from kjournal.cassandra.session import READ_PROFILE, WRITE_PROFILE, driver_errors, translate_error
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import journal, metajournal, pointer2, quarantine
+from kjournal.cassandra.statements import conflicts, journal, metajournal, pointer2, quarantine
 from kjournal.fold.plan import (
     DeleteHead,
     DeleteRows,
@@ -49,7 +50,8 @@ from kjournal.fold.plan import (
     UpdateHead,
     Write,
 )
-from kjournal.model import Key
+from kjournal.model import EventRecord, Key
+from kjournal.model.conflict import Conflict
 from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
@@ -130,6 +132,8 @@ class CassandraReplicatedStore:
         self._metajournal = _MetajournalWrites.prepare(self._prepare, tables)
         self._pointer2 = _Pointer2Writes.prepare(self._prepare, tables)
         self._quarantine = _QuarantineWrites.prepare(self._prepare, tables)
+        self._conflicts = self._prepare(conflicts.insert_cql(tables))
+        self._select_rows = self._prepare(journal.select_cql(tables))
 
     # ReplicatedStore
 
@@ -253,6 +257,47 @@ class CassandraReplicatedStore:
                 ):
                     self._old_buckets.pop(key, None)  # a new head goes to the current layout
         return errors
+
+    def stored_events(
+        self, key: Key, head: JournalHead, seq_nrs: Collection[int]
+    ) -> dict[int, EventRecord]:
+        if not seq_nrs:
+            return {}
+        low, high = min(seq_nrs), max(seq_nrs)
+        size = head.segment_size
+        args = [
+            (
+                key.id,
+                key.topic,
+                segment,
+                max(low, segment * size + 1),
+                min(high, (segment + 1) * size),
+            )
+            for segment in range(journal_segment(low, size), journal_segment(high, size) + 1)
+        ]
+        decode = journal.EventRowDecoder()
+        found: dict[int, EventRecord] = {}
+        for rows in self._read_all(self._select_rows, args, f"reading events of {key}"):
+            for record in decode.page(rows):
+                seq = record.seq_nr
+                if seq in seq_nrs and (
+                    seq not in found
+                    or record.partition_offset.offset < found[seq].partition_offset.offset
+                ):
+                    found[seq] = record
+        return found
+
+    def record_conflicts(self, records: Sequence[Conflict]) -> None:
+        statements = [
+            (self._conflicts.bind(conflicts.insert_values(conflict)), None) for conflict in records
+        ]
+        with driver_errors("recording conflicting duplicates"):
+            execute_concurrent(
+                self._session,
+                statements,
+                concurrency=self._concurrency,
+                execution_profile=WRITE_PROFILE,
+            )
 
     def quarantine(self, records: Sequence[QuarantinedRecord]) -> None:
         statements = [

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from kjournal.model.conflict import Conflict
 from kjournal.model.head import Expiry
 from kjournal.model.key import Key
 from kjournal.model.partition_offset import PartitionOffset
@@ -34,3 +35,9 @@ class JournalStatus:
     pointer2: int | None
     unreplicated_actions: int  # this journal's actions not yet in Cassandra
     unreplicated_offsets: int  # the partition's records not yet replicated (all journals)
+    # of its unreplicated appends, those that repeat seqNrs the journal already has
+    unreplicated_duplicates: int = 0
+    # replicated duplicates that differed from the event kept (the first ones, oldest first);
+    # None where the store does not keep them (a keyspace kafka-journal created)
+    conflicts: tuple[Conflict, ...] | None = ()
+    quarantine_known: bool = True  # False on a keyspace without kjournal's quarantine table
