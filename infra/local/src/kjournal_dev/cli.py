@@ -34,6 +34,9 @@ def _up(platform: Platform, args: argparse.Namespace) -> int:
         print(f"  {name:<17} {url}   ({extra})")
     print(f"  spark kafka jars  {endpoints.spark_kafka_jars}")
     print(f"  data and logs     {endpoints.data_dir}")
+    if args.supervise:
+        print("supervising: whatever exits is restarted on its data (Ctrl-C stops supervising)")
+        platform.supervise(report=_report)
     return 0
 
 
@@ -102,11 +105,17 @@ def build_parser() -> argparse.ArgumentParser:
         "Settings come from KJOURNAL_DEV_* variables (see README).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser(
+    up = sub.add_parser(
         "up",
         help="fetch (once), start and wait for Kafka and Cassandra; create topics and schema; "
-        "start the writer and reader services",
-    ).set_defaults(run=_up)
+        "start the writer, reader and replicator; whatever died is restarted on its data",
+    )
+    up.add_argument(
+        "--supervise",
+        action="store_true",
+        help="then stay in the foreground, restarting whatever exits (with backoff)",
+    )
+    up.set_defaults(run=_up)
     sub.add_parser("status", help="probe each service; exit 1 unless all are healthy").set_defaults(
         run=_status
     )

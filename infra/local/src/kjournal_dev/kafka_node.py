@@ -66,7 +66,8 @@ def server_properties(config: DevConfig, log_dir: Path) -> str:
 
 
 def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[int, Path]:
-    """Format the storage and start the broker; returns (pid, log file). Does not wait."""
+    """Start the broker on its storage, formatting it first if it never was; returns (pid, log
+    file). Does not wait. A restart keeps the storage and its cluster id, and appends to the log."""
     home = data_dir / "kafka"
     home.mkdir(parents=True, exist_ok=True)
     properties = home / "server.properties"
@@ -74,26 +75,8 @@ def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[in
     (home / "log4j2.xml").write_text(_LOG4J2)
     classpath = f"{jars}/*"
     log_file = home / "kafka.log"
-    fmt = subprocess.run(
-        [
-            java.executable,
-            "-cp",
-            classpath,
-            "kafka.tools.StorageTool",
-            "format",
-            "-t",
-            _cluster_id(),
-            "-c",
-            str(properties),
-            "--ignore-formatted",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if fmt.returncode != 0:
-        log_file.write_text(fmt.stdout + fmt.stderr)
-        raise DevError(f"formatting Kafka storage failed; see {log_file}")
+    if not (home / "data" / "meta.properties").exists():
+        _format(java, classpath, properties, home / "format.log")
     pid = spawn(
         [
             java.executable,
@@ -111,6 +94,30 @@ def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[in
         cwd=home,
     )
     return pid, log_file
+
+
+def _format(java: Java, classpath: str, properties: Path, log_file: Path) -> None:
+    """Format new storage with a new cluster id; the tool's output goes to `log_file`."""
+    fmt = subprocess.run(
+        [
+            java.executable,
+            "-cp",
+            classpath,
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            _cluster_id(),
+            "-c",
+            str(properties),
+            "--ignore-formatted",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    log_file.write_text(fmt.stdout + fmt.stderr)
+    if fmt.returncode != 0:
+        raise DevError(f"formatting Kafka storage failed; see {log_file}")
 
 
 async def _describe(bootstrap: str) -> None:

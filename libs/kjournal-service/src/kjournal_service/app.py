@@ -9,12 +9,13 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import version
 from typing import Any, Protocol, TypeVar
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
 from kjournal_service.asgi import ASGIApp, BodyLimit, RawPathRouting, RequestMetrics
+from kjournal_service.deps import single_valued_query
 from kjournal_service.hot_routes import HotEndpoint, HotRoutes
 from kjournal_service.logs import configure_logging
 from kjournal_service.metrics_prometheus import PrometheusMetrics
@@ -60,6 +61,7 @@ def service_app(
         # The services export Prometheus metrics; FastAPI's OpenTelemetry hooks would look up the
         # OTel providers (and environment variables) on every request, for nothing.
         telemetry={"tracing": False, "metrics": False, "logs": False},
+        dependencies=[Depends(single_valued_query)],
     )
     app.state.settings = settings
     app.state.metrics = metrics
@@ -68,7 +70,8 @@ def service_app(
     problems.install(app)
     for router in routers:
         app.include_router(router)
-    app.openapi = lambda: _openapi(app, openapi_models)  # type: ignore[method-assign]
+    topic_prefix = settings.http.topic_prefix
+    app.openapi = lambda: _openapi(app, openapi_models, topic_prefix)  # type: ignore[method-assign]
     hot = [_route_of(routers, endpoint) for endpoint in hot_endpoints]
     max_body_bytes = settings.http.max_body_bytes
 
@@ -122,12 +125,12 @@ def _route_of(routers: Sequence[APIRouter], endpoint: HotEndpoint) -> APIRoute:
     raise ValueError(f"no route of the service's routers has the endpoint {endpoint!r}")
 
 
-def _openapi(app: FastAPI, models: Sequence[type[BaseModel]]) -> dict[str, Any]:
+def _openapi(app: FastAPI, models: Sequence[type[BaseModel]], topic_prefix: str) -> dict[str, Any]:
     if app.openapi_schema is None:
         schema = get_openapi(
             title=app.title, version=app.version, description=app.description, routes=app.routes
         )
-        app.openapi_schema = finish_openapi(schema, tuple(models))
+        app.openapi_schema = finish_openapi(schema, tuple(models), topic_prefix)
     return app.openapi_schema
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Annotated, cast
 
 from fastapi import Depends, Request
+from fastapi.exceptions import RequestValidationError
 from kjournal.api.keys import KeyRules
 from kjournal.journal import Journal, Journals
 from kjournal.kafka.topics import TopicPartitions
@@ -70,6 +71,20 @@ TopicsDep = Annotated[TopicPartitions, Depends(get_topics)]
 MetricsDep = Annotated[PrometheusMetrics, Depends(get_metrics)]
 KeyDep = Annotated[Key, Depends(get_key)]
 TopicDep = Annotated[str, Depends(get_topic)]
+
+
+async def single_valued_query(request: Request) -> None:
+    """Refuse a query parameter given twice (`?to=1&to=2`): every one of ours takes one value,
+    and quietly keeping one of them would act on a guess."""
+    names = [name for name, _ in request.query_params.multi_items()]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise RequestValidationError(
+            [
+                {"type": "value_error", "loc": ("query", name), "msg": "given more than once"}
+                for name in repeated
+            ]
+        )
 
 
 async def get_journal(key: KeyDep, journals: JournalsDep) -> Journal:

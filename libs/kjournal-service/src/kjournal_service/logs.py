@@ -12,6 +12,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Literal
 
+from kjournal_service.log_limits import Throttle
+
 __all__ = ["JsonFormatter", "configure_logging"]
 
 # Attributes every LogRecord has; anything else was passed with `extra=` and is logged too.
@@ -62,3 +64,4 @@ def configure_logging(
     logging.getLogger("uvicorn.access").propagate = access_log
     # The driver logs every failed reconnection attempt at WARNING; once is enough for us.
     logging.getLogger("cassandra").setLevel(max(logging.ERROR, root.level))
+    handler.addFilter(Throttle())

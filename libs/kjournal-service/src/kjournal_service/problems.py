@@ -28,9 +28,12 @@ from kjournal.api.problems import (
 from kjournal.api.schemas import Problem
 from kjournal.errors import KJournalError
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 log = logging.getLogger(__name__)
+
+CLIENT_CLOSED_REQUEST = 499
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,7 @@ class ProblemHandlers:
         app.add_exception_handler(KJournalError, self.kjournal_error)  # type: ignore[arg-type]
         app.add_exception_handler(RequestValidationError, self.validation_error)  # type: ignore[arg-type]
         app.add_exception_handler(HTTPException, self.http_error)  # type: ignore[arg-type]
+        app.add_exception_handler(ClientDisconnect, self.client_gone)  # type: ignore[arg-type]
         app.add_exception_handler(Exception, self.internal_error)
 
     async def handle(self, request: Request, exc: Exception) -> Response:
@@ -74,6 +78,8 @@ class ProblemHandlers:
             return await self.validation_error(request, exc)
         if isinstance(exc, HTTPException):
             return await self.http_error(request, exc)
+        if isinstance(exc, ClientDisconnect):
+            return await self.client_gone(request, exc)
         return await self.internal_error(request, exc)
 
     def respond(self, problem: Problem) -> Response:
@@ -97,6 +103,16 @@ class ProblemHandlers:
         for name, value in (exc.headers or {}).items():
             response.headers[name] = value
         return response
+
+    async def client_gone(self, request: Request, exc: ClientDisconnect) -> Response:
+        """The client went away before its request was read: nothing was done, nobody to answer.
+        Counted as 499 (the status nginx uses for it), not as a server error."""
+        log.info(
+            "%s %s: the client disconnected before its request was read",
+            request.method,
+            request.url.path,
+        )
+        return Response(status_code=CLIENT_CLOSED_REQUEST)
 
     async def internal_error(self, request: Request, exc: Exception) -> Response:
         return self.respond(internal_problem(exc, request.method, request.url.path))

@@ -82,6 +82,12 @@ class HttpSettings(BaseModel):
     readiness_timeout_s: float = Field(
         default=3.0, gt=0, description="deadline of each /readyz dependency check"
     )
+    dependency_check_interval_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="how often dependencies are checked in the background (a line is logged "
+        "when one goes down and when it comes back)",
+    )
     retry_after_s: int = Field(default=1, ge=0, description="Retry-After of 503 answers")
     stream_chunk_bytes: int = Field(
         default=64 * 1024, ge=1, description="NDJSON lines are sent in chunks of about this size"

@@ -9,6 +9,7 @@ KJournalError
 │   ├── SeqNrOrderError          seqNrs of an append not strictly increasing
 │   ├── InvalidPayload           payload not of its declared type
 │   ├── InvalidDuration          an expireAfter that is not a duration
+│   ├── TooManyEvents            an append of more events than the writer accepts at once
 │   └── RecordTooLarge           the encoded record exceeds the configured maximum
 ├── FormatError                  bytes from Kafka or Cassandra that cannot be decoded
 │   ├── HeaderFormatError        a present `journal.action` header that is not valid
@@ -28,6 +29,7 @@ KJournalError
 │   ├── KafkaUnavailable
 │   └── CassandraUnavailable
 └── DeadlineExceeded             an operation ran out of time
+    ├── OutcomeUnknown           Kafka did not acknowledge an action in time; it may still land
     └── SliceTimeout             applying a partition's slice of a micro-batch took too long
 """
 
@@ -70,6 +72,13 @@ class InvalidPayload(InvalidInput):
 
 class InvalidDuration(InvalidInput):
     pass
+
+
+class TooManyEvents(InvalidInput):
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__(f"an append of {count} events exceeds the limit of {limit}")
+        self.count = count
+        self.limit = limit
 
 
 class RecordTooLarge(InvalidInput):
@@ -170,6 +179,11 @@ class CassandraUnavailable(Unavailable):
 
 class DeadlineExceeded(KJournalError):
     pass
+
+
+class OutcomeUnknown(DeadlineExceeded):
+    """The broker did not acknowledge an action in time: it may be written later, or never.
+    Resending an append is safe (a copy that lands twice is dropped as a duplicate)."""
 
 
 class SliceTimeout(DeadlineExceeded):

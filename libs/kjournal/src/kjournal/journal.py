@@ -11,6 +11,7 @@ Without an `eventual` reader the journals can only write (the writer service has
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -62,6 +63,9 @@ def _library_version() -> str:
 
 
 HOST_NAME = socket.gethostname()
+
+ENCODE_IN_THREAD_EVENTS = 500
+"""Appends of more events are encoded off the event loop (~5 ms of encoding on the loop at most)."""
 """The default `origin` written into action headers (the Scala library writes the host too)."""
 
 
@@ -191,7 +195,11 @@ class Journal:
         metadata: RecordMetadata | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> AppendResult:
-        """Append events atomically (one record); returns once the broker acknowledged it."""
+        """Append events atomically (one record); returns once the broker acknowledged it.
+
+        A large append is encoded in a worker thread: a loop serving others is never held up for
+        long (encoding runs event by event, releasing the interpreter lock in between).
+        """
         metadata = metadata or RecordMetadata()
         appended = events if isinstance(events, Events) else Events(tuple(events), metadata.payload)
         timestamp = datetime.now(UTC)
@@ -204,7 +212,11 @@ class Journal:
             origin=self._origin,
             version=self._journals.version,
         )
-        position = await self._journals.producer.send(encode_action(action))
+        if len(appended.events) > ENCODE_IN_THREAD_EVENTS:
+            record = await asyncio.to_thread(encode_action, action)
+        else:
+            record = encode_action(action)
+        position = await self._journals.producer.send(record)
         return AppendResult(position, appended.range, timestamp)
 
     async def read(

@@ -16,6 +16,8 @@ from kjournal.api.schemas import EventOut, JournalIdOut
 from kjournal.cassandra.connection import CassandraConnection, LazyEventualReader
 from kjournal.journal import Journals
 from kjournal_service.app import environment_app, service_app
+from kjournal_service.dependency_watch import DependencyWatch
+from kjournal_service.health import kafka_check
 
 from kjournal_reader.routes import health, journals, topics
 from kjournal_reader.settings import Settings
@@ -40,7 +42,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         eventual = LazyEventualReader(cassandra)
         app.state.cassandra = cassandra
         app.state.eventual = eventual
-        app.state.journals = await stack.enter_async_context(
+        journals = app.state.journals = await stack.enter_async_context(
             Journals(
                 settings.kafka,
                 eventual=eventual,
@@ -49,6 +51,19 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
                 tail_cache=settings.tail_cache,
                 origin=None,
                 metrics=app.state.metrics,
+            )
+        )
+        checks = {
+            "kafka": kafka_check(journals.topics, settings.http.topic_prefix),
+            "cassandra": cassandra.probe,
+        }
+        await stack.enter_async_context(
+            DependencyWatch(
+                "reader",
+                checks,
+                app.state.metrics,
+                settings.http.dependency_check_interval_s,
+                settings.http.readiness_timeout_s,
             )
         )
         log.info(

@@ -117,7 +117,7 @@ class Replicator:
             partitions = matching_partitions(settings.kafka, settings.topics)
             starting = starting_offsets(partitions, pointer2)
             log.info(
-                "topics matching %r: %s; starting offsets without a checkpoint: %s",
+                "topics whose whole name matches %r: %s; starting offsets without a checkpoint: %s",
                 settings.topics.pattern,
                 {topic: len(ps) for topic, ps in partitions.items()},
                 starting,
@@ -128,6 +128,7 @@ class Replicator:
                 self.metrics,
                 self.status,
                 max_tasks=settings.spark.max_tasks or spark.sparkContext.defaultParallelism,
+                topics_now=lambda: matching_partitions(settings.kafka, settings.topics).keys(),
             )
             if self._stop.is_set():
                 return EXIT_OK

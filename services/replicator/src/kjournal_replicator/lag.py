@@ -65,6 +65,7 @@ class LagMonitor:
         self._interval = interval_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="kjournal-lag", daemon=True)
+        self._topics_seen: set[str] = set()
 
     def start(self) -> LagMonitor:
         self._thread.start()
@@ -75,7 +76,15 @@ class LagMonitor:
         self._thread.join(timeout=self._interval + 30)
 
     def measure_once(self) -> None:
-        for status in measure_lag(self._kafka, self._topics, self._pointer2):
+        statuses = measure_lag(self._kafka, self._topics, self._pointer2)
+        now = {status.topic for status in statuses}
+        for topic in sorted(self._topics_seen - now):
+            log.warning("topic %s was deleted: its replication stops (pointer2 rows remain)", topic)
+        for topic in sorted(now - self._topics_seen):
+            if self._topics_seen:
+                log.info("new topic %s matches: replicating it from its beginning", topic)
+        self._topics_seen = now
+        for status in statuses:
             record_lag(self._metrics, status)
             for partition in status.partitions:
                 self._metrics.set(

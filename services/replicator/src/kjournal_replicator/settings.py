@@ -84,12 +84,14 @@ class SparkSettings(BaseModel):
 
 
 class TopicSettings(BaseModel):
-    """Which topics to replicate: a Java regular expression matched against whole names."""
+    """Which topics to replicate: a regular expression that must match a topic's whole name
+    (`journal.*`: every topic whose name starts with "journal"; `journal`: that one topic)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     pattern: str = "journal.*"
-    """Java regular expression matched against whole topic names (Spark's subscribePattern)."""
+    """Regular expression a topic's whole name must match (passed to Spark anchored, as
+    ^(?:pattern)$; write it in the syntax common to Java and Python)."""
 
     @field_validator("pattern")
     @classmethod
@@ -100,9 +102,13 @@ class TopicSettings(BaseModel):
             raise ValueError(f"invalid topic pattern {value!r}: {exc}") from None
         return value
 
+    @property
+    def anchored(self) -> str:
+        """The pattern as Spark gets it. Spark's Kafka source finds a pattern anywhere in a topic
+        name (Scala's `findFirstIn`): anchoring makes its topics exactly those `matches` names."""
+        return f"^(?:{self.pattern})$"
+
     def matches(self, topic: str) -> bool:
-        # Spark matches with java.util.regex `matches()`, i.e. the whole name; for the patterns
-        # people write for topic names Python's fullmatch agrees.
         return re.fullmatch(self.pattern, topic) is not None
 
 

@@ -99,11 +99,14 @@ def start_query(
     reader = (
         spark.readStream.format("kafka")
         .options(**source_options(settings.kafka, settings.spark))
-        .option("subscribePattern", settings.topics.pattern)
+        .option("subscribePattern", settings.topics.anchored)
         .option("includeHeaders", "true")
         .option("startingOffsets", starting_offsets)
-        # Offsets that retention deleted before we replicated them fail the query.
-        .option("failOnDataLoss", "true")
+        # A deleted topic must not stop the others (Spark fails the query on its partitions'
+        # disappearance otherwise, and again from the checkpoint after every restart). Offsets
+        # that retention deleted before they were replicated still fail it: the micro-batch
+        # handler's gap check sees a range start past pointer2 + 1 (micro_batch.py).
+        .option("failOnDataLoss", "false")
     )
     if settings.spark.max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(settings.spark.max_offsets_per_trigger))

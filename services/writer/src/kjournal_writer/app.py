@@ -15,7 +15,8 @@ from fastapi import FastAPI
 from kjournal.api.schemas import AppendRequest
 from kjournal.journal import Journals
 from kjournal_service.app import environment_app, service_app
-from kjournal_service.health import health_router
+from kjournal_service.dependency_watch import DependencyWatch
+from kjournal_service.health import health_router, kafka_check
 
 from kjournal_writer.routes import journals
 from kjournal_writer.settings import Settings
@@ -33,8 +34,17 @@ Journal ids are percent-encoded path segments; topics must start with the config
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     async with AsyncExitStack() as stack:
-        app.state.journals = await stack.enter_async_context(
+        journals = app.state.journals = await stack.enter_async_context(
             Journals(settings.kafka, origin=settings.origin, metrics=app.state.metrics)
+        )
+        await stack.enter_async_context(
+            DependencyWatch(
+                "writer",
+                {"kafka": kafka_check(journals.topics, settings.http.topic_prefix)},
+                app.state.metrics,
+                settings.http.dependency_check_interval_s,
+                settings.http.readiness_timeout_s,
+            )
         )
         log.info("writer started; Kafka at %s", settings.kafka.bootstrap_servers)
         yield

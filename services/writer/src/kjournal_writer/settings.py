@@ -18,6 +18,14 @@ from pydantic import Field
 
 class WriterHttpSettings(HttpSettings):
     port: int = Field(default=8081, ge=1, le=65535, description="port to listen on")
+    max_events_per_append: int = Field(
+        default=10_000, ge=1, description="events one append may hold (more: 413 too-many-events)"
+    )
+    offload_body_bytes: int = Field(
+        default=64 * 1024,
+        ge=0,
+        description="larger append bodies are parsed in a worker thread, not on the event loop",
+    )
 
 
 class Settings(ServiceSettings):

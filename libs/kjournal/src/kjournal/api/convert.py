@@ -89,7 +89,7 @@ def _payload(index: int, event: EventIn) -> Payload | None:
     value = event.payload
     where = f"events[{index}]"
     if value is None:
-        if kind not in (None, "json"):
+        if kind is not None:
             raise InvalidPayload(f"{where} has payloadType {kind} but no payload")
         return None
     if kind is None or kind == "json":

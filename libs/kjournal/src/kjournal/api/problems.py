@@ -65,6 +65,9 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
     ProblemSpec(
         errors.RecordTooLarge, 413, "record-too-large", "Record too large", ("size", "limit")
     ),
+    ProblemSpec(
+        errors.TooManyEvents, 413, "too-many-events", "Too many events", ("count", "limit")
+    ),
     ProblemSpec(errors.InvalidKey, 400, "invalid-key", "Invalid topic or journal id"),
     ProblemSpec(errors.EmptyBatch, 400, "empty-batch", "Empty batch"),
     ProblemSpec(errors.SeqNrOrderError, 400, "seq-nr-order", "SeqNrs not strictly increasing"),
@@ -108,6 +111,9 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
         retry=True,
     ),
     ProblemSpec(errors.Unavailable, 503, "unavailable", "Dependency unavailable", retry=True),
+    ProblemSpec(
+        errors.OutcomeUnknown, 504, "outcome-unknown", "Outcome unknown: retry", retry=True
+    ),
     ProblemSpec(errors.DeadlineExceeded, 504, "deadline-exceeded", "Deadline exceeded"),
     ProblemSpec(errors.KJournalError, 500, "internal-error", "Internal error"),
 )
@@ -223,6 +229,8 @@ def error_for_problem(problem: Problem) -> errors.KJournalError:
             return errors.UnknownTopic(str(extras["topic"]))
         if cls is errors.RecordTooLarge:
             return errors.RecordTooLarge(int(extras["size"]), int(extras["limit"]))
+        if cls is errors.TooManyEvents:
+            return errors.TooManyEvents(int(extras["count"]), int(extras["limit"]))
         if cls is errors.JournalQuarantined:
             return errors.JournalQuarantined(
                 str(extras["topic"]),
@@ -233,7 +241,12 @@ def error_for_problem(problem: Problem) -> errors.KJournalError:
             )
     except (KeyError, TypeError, ValueError):
         log.debug("problem %s lacks the members of %s", slug, cls.__name__)
-    if cls in (errors.UnknownTopic, errors.RecordTooLarge, errors.JournalQuarantined):
+    if cls in (
+        errors.UnknownTopic,
+        errors.RecordTooLarge,
+        errors.TooManyEvents,
+        errors.JournalQuarantined,
+    ):
         cls = cls.__mro__[1]
     if cls in (errors.TopicRepartitioned, errors.PartitionCountChanged):
         # Their constructors want what the problem does not carry; the message says it all.

@@ -14,13 +14,14 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, PlainSerializer
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PlainSerializer, StringConstraints
 from pydantic.alias_generators import to_camel
 
 from kjournal.model.seq_nr import SEQ_NR_MAX
 
 __all__ = [
     "NDJSON_CONTENT_TYPE",
+    "AppendEnvelope",
     "AppendRequest",
     "AppendResponse",
     "ConflictOut",
@@ -57,7 +58,10 @@ def format_timestamp(value: datetime) -> str:
 Timestamp = Annotated[datetime, PlainSerializer(format_timestamp, return_type=str)]
 
 PayloadTypeName = Literal["json", "text", "binary"]
-SeqNrField = Annotated[int, Field(ge=1, le=SEQ_NR_MAX, description="1 ≤ seqNr ≤ 2^63-1")]
+SeqNrField = Annotated[
+    int, Field(ge=1, le=SEQ_NR_MAX, strict=True, description="a JSON integer, 1 ≤ seqNr ≤ 2^63-1")
+]
+HeaderName = Annotated[str, StringConstraints(min_length=1)]
 
 
 class RequestModel(BaseModel):
@@ -84,7 +88,8 @@ class ResponseModel(BaseModel):
 
 
 class EventIn(RequestModel):
-    """One event to append. No `payload` (or null) means an event without a payload."""
+    """One event to append. No `payload` means an event without a payload (then no
+    `payloadType` either)."""
 
     seq_nr: SeqNrField
     payload: JsonValue = Field(
@@ -92,7 +97,7 @@ class EventIn(RequestModel):
         description="json: any JSON value; text: a string; binary: standard base64 (with padding)",
     )
     payload_type: PayloadTypeName | None = Field(
-        default=None, description="json when absent and a payload is given"
+        default=None, description="json when absent; given only with a payload"
     )
     tags: list[str] = Field(default_factory=list)
 
@@ -104,17 +109,28 @@ class MetadataIn(RequestModel):
     payload: JsonValue = None
 
 
-class AppendRequest(RequestModel):
-    """Events appended atomically (all or none): seqNrs strictly increasing, at least one."""
+class AppendEnvelope(RequestModel):
+    """An append body's members besides its events."""
 
-    events: list[EventIn]
     metadata: MetadataIn | None = None
     expire_after: str | int | None = Field(
         default=None,
         description='how long after its last append the journal may be purged: "1 day", '
         '"30 minutes" (Scala duration), or a number of milliseconds',
     )
-    headers: dict[str, str] = Field(default_factory=dict, description="Kafka record headers")
+    headers: dict[HeaderName, str] = Field(
+        default_factory=dict, description="Kafka record headers (names not empty)"
+    )
+
+
+class AppendRequest(AppendEnvelope):
+    """Events appended atomically (all or none): seqNrs strictly increasing, at least one."""
+
+    events: list[EventIn] = Field(
+        json_schema_extra={"minItems": 1},
+        description="at least one; seqNrs strictly increasing (at most the writer's "
+        "KJOURNAL_HTTP__MAX_EVENTS_PER_APPEND, 10 000 by default)",
+    )
 
 
 class AppendResponse(ResponseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from types import TracebackType
 from typing import TypeVar
@@ -76,6 +77,7 @@ class AsyncClient(BaseClient):
 
     async def _send(self, call: Call[T]) -> T:
         attempt = 0
+        first_failure: float | None = None
         while True:
             attempt += 1
             try:
@@ -83,9 +85,15 @@ class AsyncClient(BaseClient):
                     call.method, call.url, params=call.params, json=call.json
                 )
             except httpx.TransportError as exc:
-                await asyncio.sleep(self._pause_after_transport_error(call, exc, attempt))
+                first_failure = first_failure or time.monotonic()
+                failing_for = time.monotonic() - first_failure
+                await asyncio.sleep(
+                    self._pause_after_transport_error(call, exc, attempt, failing_for)
+                )
                 continue
-            pause = self._pause_after_answer(call, response, attempt)
+            first_failure = first_failure or time.monotonic()
+            failing_for = time.monotonic() - first_failure
+            pause = self._pause_after_answer(call, response, attempt, failing_for)
             if pause is None:
                 return call.parse(response)
             await asyncio.sleep(pause)

@@ -76,6 +76,7 @@ class Client(BaseClient):
 
     def _send(self, call: Call[T]) -> T:
         attempt = 0
+        first_failure: float | None = None
         while True:
             attempt += 1
             try:
@@ -83,9 +84,13 @@ class Client(BaseClient):
                     call.method, call.url, params=call.params, json=call.json
                 )
             except httpx.TransportError as exc:
-                time.sleep(self._pause_after_transport_error(call, exc, attempt))
+                first_failure = first_failure or time.monotonic()
+                failing_for = time.monotonic() - first_failure
+                time.sleep(self._pause_after_transport_error(call, exc, attempt, failing_for))
                 continue
-            pause = self._pause_after_answer(call, response, attempt)
+            first_failure = first_failure or time.monotonic()
+            failing_for = time.monotonic() - first_failure
+            pause = self._pause_after_answer(call, response, attempt, failing_for)
             if pause is None:
                 return call.parse(response)
             time.sleep(pause)

@@ -99,8 +99,12 @@ class ConsumerPool:
             max_poll_records=self._settings.max_poll_records,
             fetch_max_wait_ms=50,
         )
-        with kafka_errors():
-            await consumer.start()
+        try:
+            with kafka_errors():
+                await consumer.start()
+        except BaseException:
+            await consumer.stop()  # a consumer that failed to start still holds its client
+            raise
         return consumer
 
     async def _reap_idle(self) -> None:

@@ -69,6 +69,13 @@ class KafkaSettings(BaseModel):
     max_record_bytes: int = Field(
         default=1_000_000, ge=1_024, description="largest encoded record the writer produces"
     )
+    delivery_timeout_ms: int = Field(
+        default=15_000,
+        ge=1_000,
+        description="how long an action may take to be acknowledged; beyond it the writer "
+        "answers outcome-unknown (504), and the producer may still deliver it (a resent append "
+        "is then dropped as a duplicate)",
+    )
     metadata_max_age_s: float = Field(
         default=30.0, gt=0, description="how long partition counts are cached"
     )

@@ -125,8 +125,8 @@ class _TopicCache:
             max_poll_records=1_000,
             fetch_max_wait_ms=50,
         )
-        await consumer.start()
         try:
+            await consumer.start()
             tps = [TopicPartition(self.topic, p) for p in range(count)]
             consumer.assign(tps)
             for tp in tps:

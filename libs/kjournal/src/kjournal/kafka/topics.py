@@ -24,8 +24,12 @@ class TopicPartitions:
         self._counts: dict[str, tuple[int, float]] = {}
 
     async def __aenter__(self) -> TopicPartitions:
-        with kafka_errors():
-            await self._admin.start()
+        try:
+            with kafka_errors():
+                await self._admin.start()
+        except BaseException:
+            await self._admin.close()
+            raise
         return self
 
     async def __aexit__(

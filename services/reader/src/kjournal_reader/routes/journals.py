@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.convert import event_record_to_json, journal_status_out
-from kjournal.errors import InvalidSeqNr, JournalNotFound
+from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
 from kjournal_service.deps import HttpDep, JournalDep
 from kjournal_service.ndjson import prefetch
@@ -43,8 +43,7 @@ async def events(
     to: ToQuery = SEQ_NR_MAX,
     limit: LimitQuery = None,
 ) -> StreamingResponse:
-    if from_ > to:
-        raise InvalidSeqNr(f"from ({from_}) is after to ({to})")
+    # from > to is an empty range: no events (the journal must still exist, as for any range)
     records = await prefetch(journal.read(from_, to, limit))
     return ndjson_response(request, http, records, event_record_to_json)
 
