@@ -124,6 +124,17 @@ def test_validation_errors_name_each_field():
     assert type(error_for_problem(problem)) is errors.InvalidInput
 
 
+def test_an_invalid_mapping_key_is_named_as_the_key_not_a_member():
+    problem = validation_problem(
+        [
+            {"loc": ("body", "headers", "", "[key]"), "msg": "too short"},
+            {"loc": ("body", "headers", "a.b"), "msg": "not a string"},
+        ]
+    )
+    fields = [(item["field"], item["pointer"]) for item in problem.extras["errors"]]
+    assert fields == [('headers[""]', "#/headers/"), ("headers.a.b", "#/headers/a.b")]
+
+
 def test_an_unknown_problem_type_is_a_plain_kjournal_error():
     back = error_for_problem(Problem(type="https://example.org/x", title="Teapot", status=418))
     assert type(back) is errors.KJournalError

@@ -41,7 +41,7 @@ def loads_strict(body: bytes) -> Any:
     except UnicodeDecodeError:
         raise _invalid("the body is not UTF-8", "json_invalid") from None
     except ValueError as exc:  # json.JSONDecodeError included
-        raise _invalid(f"invalid JSON: {exc}", "json_invalid") from None
+        raise _invalid(f"Invalid JSON: {exc}", "json_invalid") from None
 
 
 def _invalid(message: str, kind: str) -> RequestValidationError:

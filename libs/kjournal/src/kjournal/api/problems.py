@@ -12,6 +12,8 @@ operator must look at; Unavailable is 503 with Retry-After.
 
 from __future__ import annotations
 
+import json
+
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -169,11 +171,18 @@ def problem_for_status(
     return Problem(title=title, status=status, detail=detail, instance=instance)
 
 
+_KEY_MARKER = "[key]"  # pydantic's loc suffix when a mapping's key, not its value, is invalid
+
+
 def _field_path(loc: Sequence[Any]) -> str:
     path = ""
-    for part in loc:
+    for index, part in enumerate(loc):
+        if part == _KEY_MARKER:
+            continue
         if isinstance(part, int):
             path += f"[{part}]"
+        elif index + 1 < len(loc) and loc[index + 1] == _KEY_MARKER:
+            path += f"[{json.dumps(part)}]"
         else:
             path += f".{part}" if path else str(part)
     return path
@@ -194,7 +203,7 @@ def validation_problem(
             "detail": str(error.get("msg", "invalid")),
         }
         if location == "body":
-            item["pointer"] = "#" + "".join(f"/{part}" for part in loc)
+            item["pointer"] = "#" + "".join(f"/{part}" for part in loc if part != _KEY_MARKER)
         items.append(item)
     spec = VALIDATION_ERROR
     if items:
