@@ -102,7 +102,7 @@ def test_expire_after_may_be_milliseconds():
         ),
         ({"events": [{"seqNr": 1, "payloadType": "text"}]}, InvalidPayload, "no payload"),
         ({"events": [{"seqNr": 1}], "expireAfter": "later"}, InvalidDuration, "expireAfter"),
-        ({"events": [{"seqNr": 1}], "expireAfter": 0}, InvalidDuration, "expireAfter"),
+        ({"events": [{"seqNr": 1}], "expireAfter": "0 days"}, InvalidDuration, "expireAfter"),
     ],
 )
 def test_invalid_batches_raise_the_specific_error(body: dict[str, Any], error: type, message: str):

@@ -18,9 +18,12 @@ class Switch:
     def __init__(self) -> None:
         self.down: str | None = None
         self.calls = 0
+        self.third_call = asyncio.Event()
 
     async def __call__(self) -> str | None:
         self.calls += 1
+        if self.calls == 3:
+            self.third_call.set()
         if self.down is not None:
             raise ConnectionError(self.down)
         return None
@@ -72,8 +75,7 @@ async def test_a_slow_check_counts_as_down() -> None:
 async def test_the_watch_runs_in_the_background_until_the_service_stops() -> None:
     kafka, metrics = Switch(), RecordingMetrics()
     async with _watch(kafka, metrics):
-        while kafka.calls < 3:
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(kafka.third_call.wait(), timeout=5)
     calls = kafka.calls
     await asyncio.sleep(0.05)
     assert kafka.calls == calls

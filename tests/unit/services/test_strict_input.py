@@ -4,7 +4,7 @@ parameters, bounded appends; and a client that goes away is not a server error."
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, MutableMapping
 from typing import Any
 
 import httpx
@@ -53,7 +53,9 @@ async def _post(writer: httpx.AsyncClient, body: str) -> httpx.Response:
     [
         ('{"events": [{"seqNr": "1"}]}', "events[0].seqNr"),
         ('{"events": [{"seqNr": true}]}', "events[0].seqNr"),
-        ('{"events": [{"seqNr": 1.0}]}', "events[0].seqNr"),
+        ('{"events": [{"seqNr": 1.5}]}', "events[0].seqNr"),
+        ('{"events": [{"seqNr": 9007199254740993.0}]}', "events[0].seqNr"),
+        ('{"events": [{"seqNr": 1}], "expireAfter": 1000.5}', "expireAfter"),
         ('{"events": [{"seqNr": 1, "seqNr": 2}]}', "body"),
         ('{"events": [{"seqNr": 1}], "events": [{"seqNr": 2}]}', "body"),
         ('{"events": [{"seqNr": 1, "payload": {"a": 1, "a": 2}}]}', "body"),
@@ -90,11 +92,23 @@ async def test_too_many_events_are_refused_before_any_is_validated(
 ) -> None:
     body = {"events": [{"seqNr": n} for n in range(1, 102)] + [{"seqNr": "not even valid"}]}
     response = await _post(writer, json.dumps(body))
-    assert response.status_code == 413
+    assert response.status_code == 400
     problem = response.json()
     assert problem["type"] == "urn:kjournal:problem:too-many-events"
     assert (problem["count"], problem["limit"]) == (102, 100)
     assert _nothing_done(fakes)
+
+
+async def test_a_whole_number_written_with_a_fraction_is_that_integer(
+    writer: httpx.AsyncClient, fakes: FakeJournals
+) -> None:
+    # JSON Schema's integer, as the OpenAPI document states it: 7.0 is 7 (read exactly).
+    response = await _post(writer, '{"events": [{"seqNr": 7.0}, {"seqNr": 8}], "expireAfter": 6e4}')
+    assert response.status_code == 201, response.text
+    ((_, (events, _, _)),) = next(iter(fakes.journals.values())).calls
+    assert [event.seq_nr for event in events.events] == [7, 8]
+    assert events.metadata.expire_after is not None
+    assert events.metadata.expire_after.nanos == 60_000 * 1_000_000
 
 
 async def test_a_large_body_is_parsed_off_the_event_loop(
@@ -114,13 +128,25 @@ async def test_a_repeated_query_parameter_is_refused(writer: httpx.AsyncClient) 
     assert response.json()["errors"][0]["field"] == "to"
 
 
+async def test_a_query_parameter_the_route_does_not_take_is_refused(
+    writer: httpx.AsyncClient, fakes: FakeJournals
+) -> None:
+    for response in (
+        await writer.delete(APPEND, params={"to": "1", "from": "1"}),
+        await writer.post(APPEND, params={"dryRun": "1"}, json={"events": [{"seqNr": 1}]}),
+    ):
+        assert response.status_code == 400, response.text
+        assert response.json()["errors"][0]["detail"] == "not a parameter of this route"
+    assert _nothing_done(fakes)
+
+
 async def test_a_client_gone_mid_body_is_499_and_no_error(
     fakes: FakeJournals, caplog: pytest.LogCaptureFixture
 ) -> None:
     app = create_writer(WriterSettings())
     app.state.journals = fakes
-    sent: list[dict[str, Any]] = []
-    messages = iter(
+    sent: list[MutableMapping[str, Any]] = []
+    messages: Iterator[dict[str, Any]] = iter(
         [
             {"type": "http.request", "body": b'{"events": [', "more_body": True},
             {"type": "http.disconnect"},
@@ -130,7 +156,7 @@ async def test_a_client_gone_mid_body_is_499_and_no_error(
     async def receive() -> dict[str, Any]:
         return next(messages)
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
     scope = {

@@ -4,10 +4,13 @@ thread pool, a thread hop per dependency per request): what the app state holds 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, cast
 
 from fastapi import Depends, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from kjournal.api.keys import KeyRules
 from kjournal.journal import Journal, Journals
 from kjournal.kafka.topics import TopicPartitions
@@ -73,18 +76,49 @@ KeyDep = Annotated[Key, Depends(get_key)]
 TopicDep = Annotated[str, Depends(get_topic)]
 
 
-async def single_valued_query(request: Request) -> None:
-    """Refuse a query parameter given twice (`?to=1&to=2`): every one of ours takes one value,
-    and quietly keeping one of them would act on a guess."""
+def check_query(request: Request) -> None:
+    """Refuse a query parameter the route does not take (`?form=3` for `from`) or one given twice
+    (`?to=1&to=2`): ignoring it, or keeping one of two values, would act on a guess."""
     names = [name for name, _ in request.query_params.multi_items()]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise RequestValidationError(
-            [
-                {"type": "value_error", "loc": ("query", name), "msg": "given more than once"}
-                for name in repeated
-            ]
+    if not names:
+        return
+    known = _query_names(request.scope.get("route"))
+    errors = [
+        {"type": "value_error", "loc": ("query", name), "msg": "not a parameter of this route"}
+        for name in sorted(set(names) - known)
+    ]
+    errors += [
+        {"type": "value_error", "loc": ("query", name), "msg": "given more than once"}
+        for name in sorted({name for name in names if names.count(name) > 1} & known)
+    ]
+    if errors:
+        raise RequestValidationError(errors)
+
+
+async def known_query(request: Request) -> None:
+    """check_query as an app-wide FastAPI dependency."""
+    check_query(request)
+
+
+def _dependant_query_names(dependant: Dependant) -> Iterator[str]:
+    for param in dependant.query_params:
+        yield param.alias
+    for dependency in dependant.dependencies:
+        yield from _dependant_query_names(dependency)
+
+
+_query_names_by_route: dict[int, frozenset[str]] = {}  # routes live as long as their app
+
+
+def _query_names(route: object) -> frozenset[str]:
+    if not isinstance(route, APIRoute):
+        return frozenset()
+    names = _query_names_by_route.get(id(route))
+    if names is None:
+        names = _query_names_by_route[id(route)] = frozenset(
+            _dependant_query_names(route.dependant)
         )
+    return names
 
 
 async def get_journal(key: KeyDep, journals: JournalsDep) -> Journal:

@@ -30,6 +30,7 @@ from kjournal.errors import KJournalError
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
+from starlette.routing import Route
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,8 @@ class ProblemHandlers:
         response = self.respond(problem)
         for name, value in (exc.headers or {}).items():
             response.headers[name] = value
+        if exc.status_code == 405:
+            response.headers["Allow"] = ", ".join(allowed_methods(request))
         return response
 
     async def client_gone(self, request: Request, exc: ClientDisconnect) -> Response:
@@ -116,6 +119,20 @@ class ProblemHandlers:
 
     async def internal_error(self, request: Request, exc: Exception) -> Response:
         return self.respond(internal_problem(exc, request.method, request.url.path))
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at the request's path (Starlette's own 405 names only the
+    first route that matched the path, though FastAPI declares one route per method)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if (
+            isinstance(route, Route)
+            and route.methods
+            and route.path_regex.match(request.scope["path"])
+        ):
+            methods |= route.methods
+    return sorted(methods)
 
 
 def stream_problem(exc: Exception, method: str, path: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pydantic import Field
 class WriterHttpSettings(HttpSettings):
     port: int = Field(default=8081, ge=1, le=65535, description="port to listen on")
     max_events_per_append: int = Field(
-        default=10_000, ge=1, description="events one append may hold (more: 413 too-many-events)"
+        default=10_000, ge=1, description="events one append may hold (more: 400 too-many-events)"
     )
     offload_body_bytes: int = Field(
         default=64 * 1024,

@@ -13,7 +13,6 @@ operator must look at; Unavailable is 503 with Retry-After.
 from __future__ import annotations
 
 import json
-
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -68,7 +67,7 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
         errors.RecordTooLarge, 413, "record-too-large", "Record too large", ("size", "limit")
     ),
     ProblemSpec(
-        errors.TooManyEvents, 413, "too-many-events", "Too many events", ("count", "limit")
+        errors.TooManyEvents, 400, "too-many-events", "Too many events", ("count", "limit")
     ),
     ProblemSpec(errors.InvalidKey, 400, "invalid-key", "Invalid topic or journal id"),
     ProblemSpec(errors.EmptyBatch, 400, "empty-batch", "Empty batch"),

@@ -14,9 +14,19 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, PlainSerializer, StringConstraints
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PlainSerializer,
+    StringConstraints,
+)
 from pydantic.alias_generators import to_camel
 
+from kjournal.model.action import ACTION_HEADER
+from kjournal.model.expire_after import MAX_NANOS
 from kjournal.model.seq_nr import SEQ_NR_MAX
 
 __all__ = [
@@ -58,10 +68,37 @@ def format_timestamp(value: datetime) -> str:
 Timestamp = Annotated[datetime, PlainSerializer(format_timestamp, return_type=str)]
 
 PayloadTypeName = Literal["json", "text", "binary"]
+EXACT_FLOAT_LIMIT = 2**53
+"""From here on a JSON number with a fraction or exponent may have lost digits when parsed."""
+
+
+def _whole_number(value: Any) -> Any:
+    # JSON Schema (2020-12, OpenAPI 3.1) counts 7.0 as the integer 7; "7", true and 7.5 are not.
+    if isinstance(value, float) and value.is_integer() and abs(value) < EXACT_FLOAT_LIMIT:
+        return int(value)
+    return value
+
+
+# Integers as JSON Schema defines them: a number without a fractional part, read exactly (a
+# string, a boolean, a fraction, or a float too large to be exact is refused).
 SeqNrField = Annotated[
-    int, Field(ge=1, le=SEQ_NR_MAX, strict=True, description="a JSON integer, 1 ≤ seqNr ≤ 2^63-1")
+    int,
+    Field(strict=True, ge=1, le=SEQ_NR_MAX, description="an integer, 1 ≤ seqNr ≤ 2^63-1"),
+    BeforeValidator(_whole_number),
+]
+ExpireAfterMillis = Annotated[
+    int, Field(strict=True, ge=1, le=MAX_NANOS // 1_000_000), BeforeValidator(_whole_number)
 ]
 HeaderName = Annotated[str, StringConstraints(min_length=1)]
+DURATION_PATTERN = (
+    r"^[1-9][0-9]{0,4} ?(?:d|days?|h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?"
+    r"|ms|millis?|milliseconds?)$"
+)
+ExpireAfterIn = (
+    ExpireAfterMillis
+    | Annotated[str, Field(json_schema_extra={"pattern": DURATION_PATTERN})]
+    | None
+)
 
 
 class RequestModel(BaseModel):
@@ -87,9 +124,29 @@ class ResponseModel(BaseModel):
 # --- writer ------------------------------------------------------------------------------------
 
 
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
+
+def _payload_rules(payload_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "if": {"properties": {"payloadType": {"const": payload_type}}, "required": ["payloadType"]},
+        "then": {"properties": {"payload": payload}, "required": ["payload"]},
+    }
+
+
 class EventIn(RequestModel):
-    """One event to append. No `payload` means an event without a payload (then no
-    `payloadType` either)."""
+    """One event to append. No `payload` (or `null`) means an event without a payload, and then
+    no `payloadType` either."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                _payload_rules("json", {"not": {"type": "null"}}),
+                _payload_rules("text", {"type": "string"}),
+                _payload_rules("binary", {"type": "string", "pattern": BASE64_PATTERN}),
+            ]
+        }
+    )
 
     seq_nr: SeqNrField
     payload: JsonValue = Field(
@@ -113,13 +170,15 @@ class AppendEnvelope(RequestModel):
     """An append body's members besides its events."""
 
     metadata: MetadataIn | None = None
-    expire_after: str | int | None = Field(
+    expire_after: ExpireAfterIn = Field(
         default=None,
         description='how long after its last append the journal may be purged: "1 day", '
-        '"30 minutes" (Scala duration), or a number of milliseconds',
+        '"30 minutes" (a positive Scala duration), or a positive number of milliseconds',
     )
     headers: dict[HeaderName, str] = Field(
-        default_factory=dict, description="Kafka record headers (names not empty)"
+        default_factory=dict,
+        description=f"Kafka record headers (names not empty; {ACTION_HEADER} is the journal's own)",
+        json_schema_extra={"propertyNames": {"minLength": 1, "not": {"const": ACTION_HEADER}}},
     )
 
 
