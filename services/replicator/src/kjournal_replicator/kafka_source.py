@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
@@ -54,15 +54,24 @@ def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) 
     return asyncio.run(main())
 
 
+UNKNOWN_TOPIC_OR_PARTITION = 3  # Kafka's error code for a topic that is gone
+SETTLE_ATTEMPTS = 10  # a topic just created has partitions without a leader for a moment
+
+
 def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str, list[int]]:
-    """Every partition of every topic whose name matches the pattern."""
+    """Every partition of every topic whose name matches the pattern (a topic just created is
+    waited for until its partitions have leaders, for a few seconds at most)."""
 
     async def main() -> dict[str, list[int]]:
         admin = AIOKafkaAdminClient(**kafka.aiokafka_options())
         try:
             await admin.start()
-            names = sorted(name for name in await admin.list_topics() if topics.matches(name))
-            described = await admin.describe_topics(names) if names else []
+            for _ in range(SETTLE_ATTEMPTS):
+                names = sorted(name for name in await admin.list_topics() if topics.matches(name))
+                described = await admin.describe_topics(names) if names else []
+                if not any(_settling(entry) for entry in described):
+                    break
+                await asyncio.sleep(0.5)
         except Exception as exc:
             raise KafkaUnavailable(f"Kafka at {kafka.bootstrap_servers}: {exc!r}") from exc
         finally:
@@ -76,15 +85,33 @@ def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str
     return asyncio.run(main())
 
 
+def _settling(entry: dict[str, Any]) -> bool:
+    """A topic with an error other than being gone, or a partition without a leader yet."""
+    error = entry.get("error_code", 0)
+    if error not in (0, UNKNOWN_TOPIC_OR_PARTITION):
+        return True
+    return any(p.get("error_code", 0) != 0 for p in entry.get("partitions") or ())
+
+
 def kafka_offsets(
     kafka: KafkaSettings, partitions: dict[str, list[int]]
 ) -> dict[tuple[str, int], PartitionOffsets]:
-    """Beginning and end offsets of the given partitions."""
-    wanted = [TopicPartition(topic, p) for topic, ps in partitions.items() for p in ps]
-    if not wanted:
+    """Beginning and end offsets of the given partitions, but those of a topic Kafka no longer
+    has (deleted since the partitions were listed: asking for its offsets would wait out the
+    request timeout)."""
+    if not any(partitions.values()):
         return {}
 
     async def use(consumer: AIOKafkaConsumer) -> dict[tuple[str, int], PartitionOffsets]:
+        existing = await consumer.topics()  # fresh metadata
+        wanted = [
+            TopicPartition(topic, p)
+            for topic, ps in partitions.items()
+            if topic in existing
+            for p in ps
+        ]
+        if not wanted:
+            return {}
         beginning = await consumer.beginning_offsets(wanted)
         end = await consumer.end_offsets(wanted)
         return {

@@ -20,6 +20,7 @@ from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
 from kjournal_replicator.metrics import END_OFFSET
 from kjournal_replicator.offsets import Pointer2
 from kjournal_replicator.settings import TopicSettings
+from kjournal_replicator.topic_watch import TopicWatch
 
 __all__ = ["LagMonitor", "measure_lag"]
 
@@ -29,9 +30,15 @@ log = logging.getLogger(__name__)
 def measure_lag(
     kafka: KafkaSettings, topics: TopicSettings, pointer2: Pointer2
 ) -> list[TopicReplication]:
-    """The replication status of every partition of every matching topic."""
+    """The replication status of every partition of every matching topic (a topic deleted while
+    it is measured is left out)."""
     partitions = matching_partitions(kafka, topics)
     offsets = kafka_offsets(kafka, partitions)
+    partitions = {
+        topic: numbers
+        for topic, numbers in partitions.items()
+        if all((topic, partition) in offsets for partition in numbers)
+    }
     return [
         TopicReplication(
             topic,
@@ -57,6 +64,7 @@ class LagMonitor:
         pointer2: Pointer2,
         metrics: Metrics,
         interval_s: float,
+        watch: TopicWatch,
     ) -> None:
         self._kafka = kafka
         self._topics = topics
@@ -65,7 +73,7 @@ class LagMonitor:
         self._interval = interval_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="kjournal-lag", daemon=True)
-        self._topics_seen: set[str] = set()
+        self._watch = watch
 
     def start(self) -> LagMonitor:
         self._thread.start()
@@ -77,13 +85,7 @@ class LagMonitor:
 
     def measure_once(self) -> None:
         statuses = measure_lag(self._kafka, self._topics, self._pointer2)
-        now = {status.topic for status in statuses}
-        for topic in sorted(self._topics_seen - now):
-            log.warning("topic %s was deleted: its replication stops (pointer2 rows remain)", topic)
-        for topic in sorted(now - self._topics_seen):
-            if self._topics_seen:
-                log.info("new topic %s matches: replicating it from its beginning", topic)
-        self._topics_seen = now
+        self._watch.now(status.topic for status in statuses)
         for status in statuses:
             record_lag(self._metrics, status)
             for partition in status.partitions:

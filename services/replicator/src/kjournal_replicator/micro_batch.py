@@ -32,6 +32,7 @@ from kjournal_replicator.apply import COLUMNS, ApplyTask, SliceReport
 from kjournal_replicator.metrics import LATENCY, MICRO_BATCH_SECONDS, MICRO_BATCHES
 from kjournal_replicator.offsets import Pointer2, find_gaps
 from kjournal_replicator.ranges import OffsetRange, micro_batch_ranges
+from kjournal_replicator.topic_watch import TopicWatch
 
 __all__ = ["MicroBatchHandler", "MicroBatchStatus", "MicroBatchSummary"]
 
@@ -96,11 +97,13 @@ class MicroBatchHandler:
         *,
         max_tasks: int,
         topics_now: Callable[[], Collection[str]] | None = None,
+        watch: TopicWatch | None = None,
     ) -> None:
         self._task = task
         # The matching topics Kafka has now: asked only when a planned partition brought no
         # records back (its topic may have been deleted meanwhile).
         self._topics_now = topics_now
+        self._watch = watch or TopicWatch()
         self._max_tasks = max_tasks
         self._read_pointer2 = pointer2
         # pointer2 as this job left it (it is the only writer): the gap check then costs no
@@ -147,7 +150,7 @@ class MicroBatchHandler:
         if rdd.getNumPartitions() > self._max_tasks:
             rdd = rdd.coalesce(self._max_tasks)
         reports: list[SliceReport] = rdd.mapPartitions(self._task).collect()
-        self._check_complete(ranges, reports)
+        self.check_complete(ranges, reports)
 
         for report in reports:
             if report.result.pointer2 is not None:
@@ -188,9 +191,7 @@ class MicroBatchHandler:
             self._known[(topic, partition)] = read
         return read
 
-    def _check_complete(
-        self, ranges: Sequence[OffsetRange], reports: Sequence[SliceReport]
-    ) -> None:
+    def check_complete(self, ranges: Sequence[OffsetRange], reports: Sequence[SliceReport]) -> None:
         """Every planned range reported, within its bounds, and nothing else."""
         by_partition = {(r.result.topic, r.result.partition): r for r in reports}
         if len(by_partition) != len(reports):
@@ -212,7 +213,7 @@ class MicroBatchHandler:
                 existing = set(self._topics_now())
                 gone = {(topic, p) for topic, p in missing if topic not in existing}
                 for topic in sorted({topic for topic, _ in gone}):
-                    log.warning("topic %s was deleted during micro-batch planning; skipped", topic)
+                    self._watch.deleted(topic)
                 missing -= gone
             if missing:
                 names = sorted(f"{topic}:{partition}" for topic, partition in missing)

@@ -42,8 +42,10 @@ class AsyncClient(BaseClient):
     """Asyncio client: `async with AsyncClient(writer_url=..., reader_url=...) as client: ...`.
 
     Results are the library's own types (AppendResult, EventRecord, JournalStatus); failures are
-    kjournal errors rebuilt from the services' problem bodies. GETs are retried (reads resume
-    after the last event received); writes only when no connection could be opened.
+    kjournal errors rebuilt from the services' problem bodies. Failures that may pass are
+    retried within the `RetryPolicy` (30 s by default): reads resume after the last event
+    received; appends, deletes and marks are sent again (a resent append is dropped as a
+    duplicate); a purge only when no connection could be opened.
     """
 
     def __init__(
