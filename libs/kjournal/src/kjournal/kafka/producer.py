@@ -7,6 +7,7 @@ from types import TracebackType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
 
 from kjournal.errors import OutcomeUnknown, RecordTooLarge
 from kjournal.kafka.errors import kafka_errors
@@ -86,7 +87,8 @@ class ActionProducer:
     async def send(self, record: ProducerRecordParts) -> PartitionOffset:
         """Produce and wait for the broker's acknowledgement, at most `delivery_timeout_ms`.
 
-        Beyond it OutcomeUnknown: the record may still land while aiokafka finishes the request
+        Beyond it, or when the producer gave the record up after retriable errors, OutcomeUnknown
+        (504): the record may still land while aiokafka finishes the request
         in flight, but no later than about `delivery_timeout_ms` after it was sent
         (`producer_options`).
         """
@@ -106,8 +108,17 @@ class ActionProducer:
                         timestamp_ms=record.timestamp_ms,
                         headers=record.headers,
                     )
-                    # shielded: on timeout only the wait stops, not aiokafka's own delivery
-                    sent = await asyncio.shield(delivery)
+                    try:
+                        # shielded: on timeout only the wait stops, not aiokafka's own delivery
+                        sent = await asyncio.shield(delivery)
+                    except KafkaError as exc:
+                        if exc.retriable:
+                            # given up after retries: a request may have reached the broker
+                            raise OutcomeUnknown(
+                                f"Kafka did not acknowledge the record ({exc!r}); it may have "
+                                "been written: retrying is safe"
+                            ) from exc
+                        raise
         except TimeoutError:
             raise OutcomeUnknown(
                 f"Kafka did not acknowledge the record within {timeout_s:g} s; it may still be "
