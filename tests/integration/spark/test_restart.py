@@ -174,6 +174,7 @@ def test_offsets_lost_to_retention_fail_the_query(
     assert "Some data may have been lost because they are not available in Kafka any more" in (
         process.output()
     )
+    assert "offsets 3..9 are no longer in Kafka" in process.output()
     assert store.pointer2(topic, partition) == 2
 
 

@@ -17,10 +17,10 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,7 +28,7 @@ from kjournal.cassandra.server_warnings import throttle_server_warnings
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.errors import CassandraUnavailable, DeadlineExceeded, SliceTimeout
+from kjournal.errors import CassandraUnavailable, DeadlineExceeded, MicroBatchError, SliceTimeout
 from kjournal.metrics import RecordingMetrics
 from kjournal.ports import ReplicatedStore
 from kjournal.replicate import ReplicationResult, replicate_partition
@@ -82,9 +82,12 @@ class ApplyTask:
 
     cassandra: CassandraSettings
     apply: ApplySettings
+    # Set per micro-batch: each Kafka partition's first offset not yet in Cassandra (see
+    # `check_nothing_skipped`).
+    first_needed: Mapping[tuple[str, int], int] = field(default_factory=dict)
 
     def __call__(self, rows: Iterable[Sequence[Any]]) -> Iterator[SliceReport]:
-        return apply_rows(rows, self.cassandra, self.apply)
+        return apply_rows(rows, self.cassandra, self.apply, self.first_needed)
 
 
 def to_record(row: Sequence[Any]) -> ConsumedRecord:
@@ -102,17 +105,43 @@ def to_record(row: Sequence[Any]) -> ConsumedRecord:
 
 
 def apply_rows(
-    rows: Iterable[Sequence[Any]], cassandra: CassandraSettings, settings: ApplySettings
+    rows: Iterable[Sequence[Any]],
+    cassandra: CassandraSettings,
+    settings: ApplySettings,
+    first_needed: Mapping[tuple[str, int], int] | None = None,
 ) -> Iterator[SliceReport]:
     """Apply the rows of one Spark partition with this worker's Cassandra store."""
     zip_imports.install()  # for the worker's next tasks
     records = [to_record(row) for row in rows]
     if records:
-        yield from apply_records(records, _worker(cassandra, settings).store, settings)
+        store = _worker(cassandra, settings).store
+        yield from apply_records(records, store, settings, first_needed)
+
+
+def check_nothing_skipped(
+    topic: str, partition: int, first_offset: int, first_needed: Mapping[tuple[str, int], int]
+) -> None:
+    """Refuse a slice that starts past the partition's first offset not yet in Cassandra.
+
+    The Kafka source runs with failOnDataLoss=false (so that a deleted topic does not stop the
+    query) and then silently starts a partition at its earliest offset when retention deleted
+    the planned start. The driver's gap check only sees the planned ranges; this check sees what
+    the source really returned, before anything of the slice is written.
+    """
+    needed = first_needed.get((topic, partition))
+    if needed is not None and first_offset > needed:
+        raise MicroBatchError(
+            f"{topic}:{partition}: offsets {needed}..{first_offset - 1} are no longer in Kafka "
+            "(deleted by retention before they were replicated); refusing to skip them (set "
+            "KJOURNAL_APPLY__FAIL_ON_GAP=false to accept the loss)"
+        )
 
 
 def apply_records(
-    records: Iterable[ConsumedRecord], store: ReplicatedStore, settings: ApplySettings
+    records: Iterable[ConsumedRecord],
+    store: ReplicatedStore,
+    settings: ApplySettings,
+    first_needed: Mapping[tuple[str, int], int] | None = None,
 ) -> Iterator[SliceReport]:
     """Apply every Kafka partition found in `records`, each whole and in offset order.
 
@@ -127,6 +156,8 @@ def apply_records(
         if any(a.offset >= b.offset for a, b in itertools.pairwise(part)):
             part.sort(key=lambda record: record.offset)
     ordered = sorted(slices.items())
+    for (topic, partition), part in ordered:
+        check_nothing_skipped(topic, partition, part[0].offset, first_needed or {})
 
     def apply(item: tuple[tuple[str, int], list[ConsumedRecord]]) -> SliceReport:
         (topic, partition), part = item

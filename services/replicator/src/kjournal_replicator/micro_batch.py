@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kjournal.errors import MicroBatchError
 from kjournal.metrics import Metrics
@@ -149,7 +149,10 @@ class MicroBatchHandler:
         rdd = batch.selectExpr(*COLUMNS).rdd
         if rdd.getNumPartitions() > self._max_tasks:
             rdd = rdd.coalesce(self._max_tasks)
-        reports: list[SliceReport] = rdd.mapPartitions(self._task).collect()
+        task = self._task
+        if task.apply.fail_on_gap:
+            task = replace(task, first_needed=self._first_needed(ranges))
+        reports: list[SliceReport] = rdd.mapPartitions(task).collect()
         self.check_complete(ranges, reports)
 
         for report in reports:
@@ -190,6 +193,15 @@ class MicroBatchHandler:
         if read is not None:
             self._known[(topic, partition)] = read
         return read
+
+    def _first_needed(self, ranges: Sequence[OffsetRange]) -> dict[tuple[str, int], int]:
+        """Per planned partition, the first offset Cassandra does not hold yet."""
+        needed = {}
+        for offsets in ranges:
+            last = self._pointer2(offsets.topic, offsets.partition)
+            next_offset = 0 if last is None else last + 1
+            needed[(offsets.topic, offsets.partition)] = max(offsets.from_offset, next_offset)
+        return needed
 
     def check_complete(self, ranges: Sequence[OffsetRange], reports: Sequence[SliceReport]) -> None:
         """Every planned range reported, within its bounds, and nothing else."""
