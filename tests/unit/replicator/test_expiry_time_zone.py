@@ -13,7 +13,7 @@ from kjournal.cassandra.settings import CassandraSettings, time_zone
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import ExpireAfter
 from kjournal.model.head import Expiry
-from kjournal_replicator import apply
+from kjournal_replicator import apply, zip_imports
 from kjournal_replicator.apply import COLUMNS, ApplyTask
 from kjournal_replicator.settings import ApplySettings, ReplicatorSettings
 from pydantic import ValidationError
@@ -45,7 +45,7 @@ def test_the_replicator_task_takes_the_zone_from_the_cassandra_settings(
             self.store = store
 
     monkeypatch.setattr(apply, "_worker", lambda cassandra, settings: Worker())
-    monkeypatch.setattr(apply.zip_imports, "install", lambda: None)  # a worker's import hook
+    monkeypatch.setattr(zip_imports, "install", lambda: None)  # a worker's import hook
     monkeypatch.setattr(apply, "datetime", _FrozenClock)
     task = ApplyTask(CassandraSettings(expiry_time_zone=zone), ApplySettings())
 
