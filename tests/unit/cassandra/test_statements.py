@@ -147,7 +147,6 @@ def test_payload_columns_per_type():
 
 def test_payload_columns_as_the_scala_reader_tolerates_them():
     assert journal.payload_from_columns("binary", None, None) == BinaryPayload(b"")
-    assert journal.payload_from_columns("text", None, None) == TextPayload("")
     with pytest.raises(FormatError, match="payload_type"):
         journal.payload_from_columns("xml", "<a/>", None)
     stored = journal.payload_from_columns("json", "{not json", None)  # parsed only when used

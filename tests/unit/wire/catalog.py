@@ -121,10 +121,6 @@ PAYLOADS_DECODE_ONLY: dict[str, tuple[PayloadType, Events]] = {
         PayloadType.JSON,
         events(event(1), metadata=PayloadMetadata(ExpireAfter.of(36, "hour"))),
     ),
-    "Payload-empty-binary-text-json-scala-tag-order.bin": (
-        PayloadType.BINARY,
-        events(*_MIXED, metadata=METADATA),
-    ),
     "Payload-implicit-json.json": (
         PayloadType.JSON,
         events(Event(SeqNr(1), payload=json({"a": 1})), Event(SeqNr(2))),

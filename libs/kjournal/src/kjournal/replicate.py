@@ -40,7 +40,7 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 from kjournal.errors import FormatError, InvalidInput
 from kjournal.fold.batch import Appends, DeleteBatch, fold_batches
@@ -99,10 +99,12 @@ def replicate_partition(
     now: datetime,
     *,
     metrics: Metrics = NOOP_METRICS,
+    expiry_zone: tzinfo = UTC,
 ) -> ReplicationResult:
     """Apply one partition's records (in offset order) to `store`; see the module docstring.
 
-    `now` (timezone-aware) is the replication time: `created`/`updated` columns and expiry dates.
+    `now` (timezone-aware) is the replication time: `created`/`updated` columns and expiry dates,
+    which are dates in `expiry_zone` (`CassandraSettings.expiry_time_zone`).
     If any journal fails, the first error is raised once the store has finished with every
     journal, and `pointer2` is left as it was.
     """
@@ -122,7 +124,9 @@ def replicate_partition(
     for journal, head in zip(loading, store.heads([j.key for j in loading]), strict=True):
         journal.head = head
 
-    works = [_plan(journal, now, partition, store.segment_size) for journal in journals]
+    works = [
+        _plan(journal, now, partition, store.segment_size, expiry_zone) for journal in journals
+    ]
     conflicts = _classify_duplicates(works, store, now)
     if conflicts:
         store.record_conflicts(conflicts)
@@ -292,7 +296,9 @@ class _Decoded:
     expire_after: ExpireAfter | None
 
 
-def _plan(journal: _Journal, now: datetime, partition: int, segment_size: int) -> _Work:
+def _plan(
+    journal: _Journal, now: datetime, partition: int, segment_size: int, expiry_zone: tzinfo
+) -> _Work:
     key = journal.key
     head = journal.head
     covered = -1 if head is None else head.partition_offset.offset
@@ -334,6 +340,7 @@ def _plan(journal: _Journal, now: datetime, partition: int, segment_size: int) -
                 events,
                 dropped_from=batch.dropped_from,
                 segment_size=segment_size,
+                expiry_zone=expiry_zone,
             )
         elif isinstance(batch, DeleteBatch):
             plan = plan_delete(

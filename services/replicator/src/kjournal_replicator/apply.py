@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from kjournal.cassandra.server_warnings import throttle_server_warnings
@@ -115,7 +115,9 @@ def apply_rows(
     records = [to_record(row) for row in rows]
     if records:
         store = _worker(cassandra, settings).store
-        yield from apply_records(records, store, settings, first_needed)
+        yield from apply_records(
+            records, store, settings, first_needed, expiry_zone=cassandra.expiry_zone
+        )
 
 
 def check_nothing_skipped(
@@ -142,8 +144,12 @@ def apply_records(
     store: ReplicatedStore,
     settings: ApplySettings,
     first_needed: Mapping[tuple[str, int], int] | None = None,
+    *,
+    expiry_zone: tzinfo = UTC,
 ) -> Iterator[SliceReport]:
     """Apply every Kafka partition found in `records`, each whole and in offset order.
+
+    `expiry_zone`: the time zone of the expiry dates written (CassandraSettings.expiry_zone).
 
     The Kafka source gives one Spark partition per Kafka partition, in offset order (the driver
     checks the plan, see ranges.py); grouping and sorting here cost little and keep a different
@@ -161,7 +167,7 @@ def apply_records(
 
     def apply(item: tuple[tuple[str, int], list[ConsumedRecord]]) -> SliceReport:
         (topic, partition), part = item
-        return _apply_slice(store, topic, partition, part, settings)
+        return _apply_slice(store, topic, partition, part, settings, expiry_zone)
 
     if not ordered:
         return
@@ -193,6 +199,7 @@ def _apply_slice(
     partition: int,
     records: list[ConsumedRecord],
     settings: ApplySettings,
+    expiry_zone: tzinfo,
 ) -> SliceReport:
     started = time.perf_counter()
     attempt = 0
@@ -207,6 +214,7 @@ def _apply_slice(
                 store,
                 datetime.now(UTC),
                 metrics=metrics,
+                expiry_zone=expiry_zone,
             )
             break
         except _TRANSIENT as exc:

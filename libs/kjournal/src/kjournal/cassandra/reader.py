@@ -203,7 +203,7 @@ class CassandraEventualReader:
             journal_segment(start, size),
             journal_segment(head.seq_nr, size),
         )
-        decode = EventRowDecoder()
+        decode = EventRowDecoder(key)
         check = _RowChecks(key, head, self._integrity)
         for segment in range(first_segment, last_segment + 1):
             low = max(start, segment * size + 1)

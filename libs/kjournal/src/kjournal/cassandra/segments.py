@@ -25,10 +25,9 @@ same journal in different Cassandra partitions.
 
 from __future__ import annotations
 
-import sys
-
 from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion, java_lower_case
 from kjournal.model.seq_nr import SeqNr
+from kjournal.wire.java_hash import java_string_hash
 
 __all__ = [
     "METAJOURNAL_BUCKETS",
@@ -45,8 +44,6 @@ METAJOURNAL_BUCKETS = 10_000
 OLD_METAJOURNAL_BUCKETS = 100
 """The earlier layout (`Segments.old`); readers still look there."""
 
-_UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
-
 
 def journal_segment(seq_nr: SeqNr | int, segment_size: int) -> int:
     """The `journal.segment` of a seqNr: 0-based, `segment_size` events per segment."""
@@ -55,19 +52,6 @@ def journal_segment(seq_nr: SeqNr | int, segment_size: int) -> int:
     if seq_nr < 1:
         raise ValueError(f"seqNr must be positive, got {seq_nr}")
     return (seq_nr - 1) // segment_size
-
-
-def java_string_hash(value: str) -> int:
-    """Java's `String.hashCode()`: s[0]·31^(n-1) + … + s[n-1] over UTF-16 units, as a signed int."""
-    h = 0
-    if value.isascii():
-        for unit in value.encode("ascii"):
-            h = (31 * h + unit) & 0xFFFFFFFF
-    else:
-        units = memoryview(value.encode(_UTF16, "surrogatepass")).cast("H")
-        for unit in units:
-            h = (31 * h + unit) & 0xFFFFFFFF
-    return h - 0x1_0000_0000 if h & 0x8000_0000 else h
 
 
 def metajournal_bucket(

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, timedelta, timezone, tzinfo
 from enum import StrEnum
 from typing import Literal, Self
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -23,6 +25,7 @@ __all__ = [
     "CassandraTables",
     "Consistency",
     "TableNames",
+    "time_zone",
     "validate_cql_name",
 ]
 
@@ -217,6 +220,14 @@ class CassandraSettings(BaseModel):
         "keep theirs)",
     )
 
+    expiry_time_zone: str = Field(
+        default="UTC",
+        description="time zone of the `expire_on` dates the replicator writes: an IANA name "
+        "(`Europe/Berlin`) or a fixed offset (`+02:00`). kafka-journal uses its JVM's default "
+        "zone; set this to it when the Scala replicators sharing the keyspace do not run in UTC "
+        "(docs/cassandra-schema.md)",
+    )
+
     java_version: JavaVersion = Field(
         default=DEFAULT_JAVA_VERSION,
         description="Java release (17, 21 or 25) of the Scala services sharing the keyspace: an "
@@ -230,6 +241,12 @@ class CassandraSettings(BaseModel):
         # Environment variables arrive as text; the Literal only accepts the numbers.
         if isinstance(value, str) and value.strip().isdecimal():
             return int(value)
+        return value
+
+    @field_validator("expiry_time_zone")
+    @classmethod
+    def _known_time_zone(cls, value: str) -> str:
+        time_zone(value)
         return value
 
     @field_validator("contact_points", mode="before")
@@ -261,3 +278,33 @@ class CassandraSettings(BaseModel):
     def names(self) -> TableNames:
         """The keyspace and its tables' names."""
         return TableNames.of(self.keyspace, self.tables)
+
+    @property
+    def expiry_zone(self) -> tzinfo:
+        """`expiry_time_zone` as a tzinfo."""
+        return time_zone(self.expiry_time_zone)
+
+
+_OFFSET = re.compile(r"([+-])(\d{2}):(\d{2})")
+
+
+def time_zone(name: str) -> tzinfo:
+    """The zone an IANA name (`Europe/Berlin`, `UTC`) or a fixed offset (`+02:00`) stands for.
+
+    IANA names need the system's time zone database (or the `tzdata` package), UTC never does.
+    """
+    if name in ("UTC", "Z"):
+        return UTC
+    if match := _OFFSET.fullmatch(name):
+        sign, hours, minutes = match.groups()
+        offset = timedelta(hours=int(hours), minutes=int(minutes))
+        if offset > timedelta(hours=18) or int(minutes) >= 60:
+            raise ValueError(f"invalid time zone offset {name!r}")
+        return timezone(-offset if sign == "-" else offset)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown time zone {name!r}: give an IANA name such as Europe/Berlin (the system's "
+            "time zone database or the tzdata package must have it) or an offset such as +02:00"
+        ) from None

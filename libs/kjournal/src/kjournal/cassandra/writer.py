@@ -275,7 +275,7 @@ class CassandraReplicatedStore:
             )
             for segment in range(journal_segment(low, size), journal_segment(high, size) + 1)
         ]
-        decode = journal.EventRowDecoder()
+        decode = journal.EventRowDecoder(key)
         found: dict[int, EventRecord] = {}
         for rows in self._read_all(self._select_rows, args, f"reading events of {key}"):
             for record in decode.page(rows):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 from typing import TypeAlias
 
 from kjournal.model import EventRecord, ExpireAfter, PartitionOffset, SeqNr
@@ -85,9 +85,11 @@ def journal_segment(seq_nr: int, segment_size: int) -> int:
     return (seq_nr - 1) // segment_size
 
 
-def expire_on(expire_after: ExpireAfter, now: datetime) -> date:
-    """The date, in UTC, on which a journal last replicated at `now` expires."""
-    return (_utc(now) + expire_after.to_timedelta()).date()
+def expire_on(expire_after: ExpireAfter, now: datetime, zone: tzinfo = UTC) -> date:
+    """The date on which a journal last replicated at `now` expires: the date in `zone` of the
+    instant `now + expire_after` (kafka-journal: `LocalDate.ofInstant`, in its JVM's zone)."""
+    # The sum in UTC: an aware datetime's arithmetic in another zone would be wall-clock time.
+    return (_utc(now) + expire_after.to_timedelta()).astimezone(zone).date()
 
 
 def plan_append(
@@ -100,11 +102,13 @@ def plan_append(
     dropped_from: SeqNr | None = None,
     segment_size: int,
     new_record_id: Callable[[], uuid.UUID] = uuid.uuid4,
+    expiry_zone: tzinfo = UTC,
 ) -> Plan | None:
     """Append `events` (in seqNr order, each carrying its record's offset) as of `position`.
 
     Only used when the journal has no head yet: a new head gets delete_to = first seqNr − 1, where
     `dropped_from` (see `Appends`) may lower the first; `segment_size`; `new_record_id`.
+    `expiry_zone`: the time zone of `expire_on` dates (see expire_on).
     """
     if not events:
         raise ValueError("an append batch needs at least one event")
@@ -112,7 +116,9 @@ def plan_append(
     if head is None:
         first = events[0].seq_nr if dropped_from is None else min(events[0].seq_nr, dropped_from)
         expiry = (
-            None if expire_after is None else Expiry(expire_after, expire_on(expire_after, now))
+            None
+            if expire_after is None
+            else Expiry(expire_after, expire_on(expire_after, now, expiry_zone))
         )
         new_head = JournalHead(
             partition_offset=position,
@@ -129,7 +135,9 @@ def plan_append(
         return None
     covered = head.partition_offset.offset
     fresh = [event for event in events if event.partition_offset.offset > covered]
-    expiry, update_expiry, remove_expiry = _expiry_change(head.expiry, expire_after, now)
+    expiry, update_expiry, remove_expiry = _expiry_change(
+        head.expiry, expire_after, now, expiry_zone
+    )
     new_head = replace(head, partition_offset=position, seq_nr=last, expiry=expiry)
     update = UpdateHead(
         position,
@@ -226,12 +234,12 @@ def _insert_rows(events: Sequence[EventRecord], head: JournalHead) -> Step:
 
 
 def _expiry_change(
-    current: Expiry | None, expire_after: ExpireAfter | None, now: datetime
+    current: Expiry | None, expire_after: ExpireAfter | None, now: datetime, zone: tzinfo
 ) -> tuple[Expiry | None, bool, bool]:
     """(expiry after the append, whether to write it, whether to remove it)."""
     if expire_after is None:
         return None, False, current is not None
-    expiry = Expiry(expire_after, expire_on(expire_after, now))
+    expiry = Expiry(expire_after, expire_on(expire_after, now, zone))
     return expiry, expiry != current, False
 
 

@@ -16,7 +16,8 @@ MIN_SEGMENT_SIZE = 2
 
 @dataclass(frozen=True, slots=True)
 class Expiry:
-    """When the journal may be purged: `expire_on` = date(replication time + expire_after), UTC."""
+    """When the journal may be purged: `on` = date of (replication time + `after`), in the
+    replicator's expiry time zone (UTC unless `CassandraSettings.expiry_time_zone` says)."""
 
     after: ExpireAfter
     on: date

@@ -33,6 +33,7 @@ from kjournal.model import (
 )
 from kjournal.wire import json_text
 from kjournal.wire.metadata_json import payload_metadata_from_value, payload_metadata_to_value
+from kjournal.wire.tag_order import scala_tag_order
 
 VERSION = 1
 
@@ -52,7 +53,9 @@ def encode_binary_container(events: Events) -> bytes:
     try:
         parts = [_VERSION_COUNT.pack(VERSION, len(events.events))]
         for event in events.events:
-            tags = b"".join(_string(tag) for tag in sorted(event.tags)) if event.tags else b""
+            tags = (
+                b"".join(_string(tag) for tag in scala_tag_order(event.tags)) if event.tags else b""
+            )
             kind, body = _payload(event.payload)
             # seqNr 8 + tags length 4 + tags + kind 1 + payload length 4 + payload
             size = 17 + len(tags) + len(body)

@@ -28,6 +28,7 @@ from kjournal.model import (
 )
 from kjournal.wire import json_text
 from kjournal.wire.metadata_json import payload_metadata_from_value, payload_metadata_to_value
+from kjournal.wire.tag_order import scala_tag_order
 
 _NO_TAGS: frozenset[str] = frozenset()
 _EMPTY_METADATA = PayloadMetadata()
@@ -37,7 +38,7 @@ def encode_json_container(events: Events) -> bytes:
     """Encode events none of which is binary; InvalidPayload otherwise."""
     items: list[JsonValue] = []
     for event in events.events:
-        tags = cast("list[JsonValue]", sorted(event.tags))
+        tags = cast("list[JsonValue]", scala_tag_order(event.tags))
         item: dict[str, JsonValue] = {"seqNr": event.seq_nr, "tags": tags}
         payload = event.payload
         if payload is not None:

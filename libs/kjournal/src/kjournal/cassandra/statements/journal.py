@@ -23,7 +23,7 @@ from cassandra.query import UNSET_VALUE
 
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.tables import TableDef
-from kjournal.errors import FormatError, InvalidPayload
+from kjournal.errors import DataIntegrityError, FormatError, InvalidPayload
 from kjournal.model import (
     BinaryPayload,
     Event,
@@ -175,17 +175,36 @@ def payload_to_columns(payload: Payload | None) -> tuple[str | None, str | None,
 def payload_from_columns(
     payload_type: str | None, payload_txt: str | None, payload_bin: bytes | None
 ) -> Payload | None:
+    """The payload of a row, refusing rows whose columns contradict `payload_type`.
+
+    As kafka-journal reads them: a null `payload_type` is no payload whatever the columns hold;
+    `payload_txt`, when set, is the payload (`payload_bin` is then ignored), else `payload_bin`
+    (null: empty bytes). So `binary` with text, and `text` or `json` without text (with bytes or
+    nothing), are a DataIntegrityError, where kafka-journal raises its JournalError.
+    """
     if payload_type is None:
         return None
-    if payload_type == _JSON:
+    if payload_type in (_JSON, _TEXT):
         if payload_txt is None:
-            raise FormatError("json payload without payload_txt")
-        return JsonPayload.from_text(payload_txt)
+            raise DataIntegrityError(_mismatch(payload_type, payload_txt, payload_bin))
+        if payload_type == _JSON:
+            return JsonPayload.from_text(payload_txt)
+        return TextPayload(payload_txt)
     if payload_type == _BINARY:
+        if payload_txt is not None:
+            raise DataIntegrityError(_mismatch(payload_type, payload_txt, payload_bin))
         return BinaryPayload(b"" if payload_bin is None else payload_bin)
-    if payload_type == _TEXT:
-        return TextPayload("" if payload_txt is None else payload_txt)
     raise FormatError(f"unknown payload_type {payload_type!r}")
+
+
+def _mismatch(payload_type: str, payload_txt: str | None, payload_bin: bytes | None) -> str:
+    columns = {
+        (True, True): "payload_txt and payload_bin",
+        (True, False): "only payload_txt",
+        (False, True): "only payload_bin",
+        (False, False): "neither payload_txt nor payload_bin",
+    }[payload_txt is not None, payload_bin is not None]
+    return f"data integrity violated: payload_type {payload_type!r} with {columns}"
 
 
 def insert_values(
@@ -304,11 +323,14 @@ class EventRowDecoder:
     driver's collections; meta_record_id is not decoded. Everything but seq_nr, tags and payload
     comes from the event's Kafka record (position, timestamp, origin, version, metadata,
     headers), so consecutive rows of one record share those values, decoded once per record.
+
+    `key`, the journal the rows belong to, names a row that cannot be decoded in the error.
     """
 
-    __slots__ = ("_last",)
+    __slots__ = ("_key", "_last")
 
-    def __init__(self) -> None:
+    def __init__(self, key: Key | None = None) -> None:
+        self._key = key
         # The last row's record-level columns, then their decoded values (see `page`).
         self._last: tuple[Any, ...] = (None,) * 13
 
@@ -339,6 +361,7 @@ class EventRowDecoder:
             tags,
         ) = self._last
         seq = None
+        row: tuple[Any, ...] = ()
         try:
             for row in rows:
                 (
@@ -398,7 +421,8 @@ class EventRowDecoder:
                 set_headers(record, headers)
                 append(record)
         except (ValueError, TypeError, AttributeError, FormatError) as exc:
-            raise FormatError(f"journal row seqNr {seq} cannot be decoded: {exc}") from exc
+            error = DataIntegrityError if isinstance(exc, DataIntegrityError) else FormatError
+            raise error(f"{self._row_name(seq, row)} cannot be decoded: {exc}") from exc
         finally:
             self._last = (
                 last_partition,
@@ -416,6 +440,11 @@ class EventRowDecoder:
                 tags,
             )
         return records
+
+    def _row_name(self, seq: object, row: tuple[Any, ...]) -> str:
+        journal = "" if self._key is None else f" of {self._key}"
+        where = f" (partition {row[1]}, offset {row[2]})" if len(row) > 2 else ""
+        return f"journal row{journal} seqNr {seq}{where}"
 
 
 def _tags(value: str | Iterable[str] | None) -> frozenset[str]:

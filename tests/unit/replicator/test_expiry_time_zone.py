@@ -1,0 +1,96 @@
+"""`CassandraSettings.expiry_time_zone`: the zone of the expiry dates the replicator writes
+(kafka-journal's replicators use their JVM's default zone)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta, timezone
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from kjournal.cassandra.settings import CassandraSettings, time_zone
+from kjournal.memory import InMemoryReplicatedStore
+from kjournal.model import ExpireAfter
+from kjournal.model.head import Expiry
+from kjournal_replicator import apply, zip_imports
+from kjournal_replicator.apply import COLUMNS, ApplyTask
+from kjournal_replicator.settings import ApplySettings, ReplicatorSettings
+from pydantic import ValidationError
+
+from tests.unit.fold.builders import KEY, append_record
+
+HOUR = ExpireAfter.of(1, "hour")
+# An hour after 20:30 UTC on 1 March it is 2 March in Tokyo.
+EVENING_UTC = datetime(2024, 3, 1, 20, 30, tzinfo=UTC)
+
+
+def _rows_of(records: Sequence[Any]) -> list[tuple[Any, ...]]:
+    assert len(COLUMNS) == 7
+    return [
+        (r.topic, r.partition, r.offset, r.key, r.value, r.headers, r.timestamp_ms) for r in records
+    ]
+
+
+@pytest.mark.parametrize(
+    ("zone", "on"), [("UTC", date(2024, 3, 1)), ("Asia/Tokyo", date(2024, 3, 2))]
+)
+def test_the_replicator_task_takes_the_zone_from_the_cassandra_settings(
+    monkeypatch: pytest.MonkeyPatch, zone: str, on: date
+):
+    store = InMemoryReplicatedStore()
+
+    class Worker:
+        def __init__(self) -> None:
+            self.store = store
+
+    monkeypatch.setattr(apply, "_worker", lambda cassandra, settings: Worker())
+    monkeypatch.setattr(zip_imports, "install", lambda: None)  # a worker's import hook
+    monkeypatch.setattr(apply, "datetime", _FrozenClock)
+    task = ApplyTask(CassandraSettings(expiry_time_zone=zone), ApplySettings())
+
+    list(task(_rows_of([append_record(0, [1], expire_after=HOUR)])))
+
+    head = store.head(KEY)
+    assert head is not None
+    assert head.expiry == Expiry(HOUR, on)
+
+
+class _FrozenClock(datetime):
+    @classmethod
+    def now(cls, tz: Any = None) -> Any:
+        return EVENING_UTC.astimezone(tz)
+
+
+# The setting
+
+
+def test_the_setting_defaults_to_utc_without_a_time_zone_database():
+    assert CassandraSettings().expiry_time_zone == "UTC"
+    assert CassandraSettings().expiry_zone is UTC
+
+
+@pytest.mark.parametrize(
+    ("name", "zone"),
+    [
+        ("UTC", UTC),
+        ("Europe/Berlin", ZoneInfo("Europe/Berlin")),
+        ("Etc/GMT-2", ZoneInfo("Etc/GMT-2")),
+        ("+02:00", timezone(timedelta(hours=2))),
+        ("-05:30", timezone(-timedelta(hours=5, minutes=30))),
+    ],
+)
+def test_names_and_offsets(name: str, zone: Any):
+    assert CassandraSettings(expiry_time_zone=name).expiry_zone == zone
+    assert time_zone(name) == zone
+
+
+@pytest.mark.parametrize("name", ["Mars/Olympus", "", "+2", "+19:00", "+02:75", "../etc/passwd"])
+def test_unknown_zones_are_refused_at_start(name: str):
+    with pytest.raises(ValidationError, match="time zone"):
+        CassandraSettings(expiry_time_zone=name)
+
+
+def test_from_the_environment(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("KJOURNAL_CASSANDRA__EXPIRY_TIME_ZONE", "Europe/Berlin")
+    assert ReplicatorSettings().cassandra.expiry_zone == ZoneInfo("Europe/Berlin")
