@@ -9,12 +9,12 @@ own lines during an outage are throttled (log_limits.py).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Mapping
 from types import TracebackType
 
+from kjournal.aio import cancel_and_wait
 from kjournal.metrics import Metrics
 
 from kjournal_service.readiness import Check, check_readiness
@@ -51,10 +51,7 @@ class DependencyWatch:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
 
     async def check_once(self) -> None:
         report = await check_readiness(self._checks, self._timeout_s)

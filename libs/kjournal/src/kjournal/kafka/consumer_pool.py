@@ -11,6 +11,7 @@ from types import TracebackType
 
 from aiokafka import AIOKafkaConsumer
 
+from kjournal.aio import cancel_and_wait
 from kjournal.errors import DeadlineExceeded
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
@@ -47,10 +48,7 @@ class ConsumerPool:
         tb: TracebackType | None,
     ) -> None:
         self._closed = True
-        if self._reaper is not None:
-            self._reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reaper
+        await cancel_and_wait(self._reaper)
         idle, self._idle = self._idle, []
         for consumer, _ in idle:
             await consumer.stop()

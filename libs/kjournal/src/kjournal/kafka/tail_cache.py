@@ -18,6 +18,7 @@ from types import TracebackType
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from kjournal.aio import cancel_and_wait
 from kjournal.errors import PartitionCountChanged
 from kjournal.kafka.partition_cache import PartitionCache, PayloadBudget
 from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
@@ -49,10 +50,7 @@ class _TopicCache:
         self._task = asyncio.create_task(self._run(), name=f"kjournal-head-cache-{self.topic}")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
         self._reset()
 
     def _reset(self) -> None:
@@ -212,10 +210,7 @@ class TailCache:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._janitor is not None:
-            self._janitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._janitor
+        await cancel_and_wait(self._janitor)
         caches, self._topics = list(self._topics.values()), {}
         for cache in caches:
             await cache.stop()
