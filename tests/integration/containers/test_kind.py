@@ -1,0 +1,119 @@
+"""The kind cluster kjournal-dev brings up with nothing pulled, and kjournal's images in it: the dev
+Kafka and Cassandra as pods with their data on PVCs, the schema job, and a writer pod appending
+through them (read back through a reader pod, before and after both data pods are replaced)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kjournal_dev.kind.tool import KindTool
+
+from tests.support.containers import Kubectl, http_get, http_post_json
+
+pytestmark = [pytest.mark.kind, pytest.mark.timeout(3600)]
+
+WAIT = "--timeout=300s"
+
+
+def test_node_is_ready_and_system_pods_run(kind_cluster: KindTool):
+    kubectl = Kubectl(kind_cluster, "kube-system")
+    nodes = kubectl.json("get", "nodes")["items"]
+    assert len(nodes) == 1
+    ready = {c["type"]: c["status"] for c in nodes[0]["status"]["conditions"]}["Ready"]
+    assert ready == "True"
+    pods = kubectl.json("get", "pods", "--all-namespaces")["items"]
+    names = [pod["metadata"]["name"] for pod in pods]
+    for system in (
+        "coredns-",
+        "kube-proxy-",
+        "local-path-provisioner-",
+        "etcd-",
+        "kube-apiserver-",
+    ):
+        assert any(name.startswith(system) for name in names), (system, names)
+    not_running = [p["metadata"]["name"] for p in pods if p["status"]["phase"] != "Running"]
+    assert not_running == []
+    server = kubectl.json("config", "view", "--minify")["clusters"][0]["cluster"]["server"]
+    assert server.startswith("https://127.0.0.1:")
+
+
+@pytest.fixture(scope="module")
+def smoke(kind_cluster: KindTool, manifests: Path) -> Iterator[Kubectl]:
+    """The namespace with the dev Kafka and Cassandra up, the schema applied, writer and reader
+    ready; deleted afterwards."""
+    namespace = f"kjournal-smoke-{uuid.uuid4().hex[:6]}"
+    kubectl = Kubectl(kind_cluster, namespace)
+    kubectl("create", "namespace", namespace)
+    try:
+        kubectl("apply", "-f", str(manifests / "storage.yaml"))
+        kubectl("rollout", "status", "statefulset/kafka", WAIT)
+        kubectl("rollout", "status", "statefulset/cassandra", WAIT)
+        kubectl("apply", "-f", str(manifests / "migrate.yaml"))
+        kubectl("wait", "--for=condition=complete", "job/migrate", WAIT)
+        kubectl("apply", "-f", str(manifests / "services.yaml"))
+        kubectl("rollout", "status", "deployment/writer", WAIT)
+        kubectl("rollout", "status", "deployment/reader", WAIT)
+        yield kubectl
+    finally:
+        kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+
+
+def _read(
+    kubectl: Kubectl, topic: str, journal: str, timeout_s: float = 120
+) -> list[dict[str, object]]:
+    """The journal's events through the reader (port-forward), once it answers."""
+    deadline = time.monotonic() + timeout_s
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            with kubectl.port_forward("service/reader", 8080) as port:
+                status, body = http_get(
+                    f"http://127.0.0.1:{port}/v1/journals/{topic}/{journal}/events"
+                )
+            if status == 200:
+                return [json.loads(line) for line in body.splitlines() if line.strip()]
+            last = (status, body[:300])
+        except (OSError, AssertionError) as exc:
+            last = exc
+        time.sleep(2)
+    raise AssertionError(f"reader never answered: {last}")
+
+
+def test_dev_kafka_and_cassandra_keep_their_data_on_pvcs(smoke: Kubectl):
+    claims = smoke.json("get", "pvc")["items"]
+    assert sorted(c["metadata"]["name"] for c in claims) == ["data-cassandra-0", "data-kafka-0"]
+    assert {c["status"]["phase"] for c in claims} == {"Bound"}
+    assert {c["spec"]["storageClassName"] for c in claims} == {"standard"}
+
+
+def test_writer_pod_appends_through_dev_kafka_and_reader_reads_it_back(smoke: Kubectl):
+    topic, journal = "journal", f"kind-{uuid.uuid4().hex[:10]}"
+    with smoke.port_forward("service/writer", 8080) as port:
+        status, answer = http_post_json(
+            f"http://127.0.0.1:{port}/v1/journals/{topic}/{journal}/events",
+            {
+                "events": [
+                    {"seqNr": 1, "payload": {"amount": 5}},
+                    {"seqNr": 2, "payload": "shipped", "payloadType": "text"},
+                ]
+            },
+        )
+    assert status == 201, answer
+    assert [(e["seqNr"], e["payload"]) for e in _read(smoke, topic, journal)] == [
+        (1, {"amount": 5}),
+        (2, "shipped"),
+    ]
+
+    # Replace both data pods: what they hold lives on their PVCs, so the journal is still there.
+    smoke("delete", "pod", "kafka-0", "cassandra-0", "--wait=true")
+    smoke("rollout", "status", "statefulset/kafka", WAIT)
+    smoke("rollout", "status", "statefulset/cassandra", WAIT)
+    # A fresh reader: the Cassandra driver would otherwise keep dialling the old pod's address.
+    smoke("rollout", "restart", "deployment/reader")
+    smoke("rollout", "status", "deployment/reader", WAIT)
+    assert [e["seqNr"] for e in _read(smoke, topic, journal, timeout_s=180)] == [1, 2]
