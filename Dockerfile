@@ -165,14 +165,15 @@ LABEL org.opencontainers.image.title="kjournal-migrate" \
 FROM jvm-runtime AS replicator
 COPY --from=replicator-deps /opt/venv /opt/venv
 COPY --from=replicator-app /opt/app/ /opt/venv/
-COPY --from=replicator-jars /opt/spark-kafka-jars/ /opt/spark-kafka-jars/
+# Into Spark's own jars: on the classpath of a driver pod's JVM (spark-submit started it before
+# the application could add spark.jars) and of every executor, in any deploy mode.
+COPY --from=replicator-jars /opt/spark-kafka-jars/ /opt/venv/lib/python3.11/site-packages/pyspark/jars/
 COPY infra/images/replicator/entrypoint.sh infra/images/replicator/replicator.py /opt/kjournal/
 RUN install -d -o 10001 -g 10001 -m 0750 /var/lib/kjournal
 ENV SPARK_HOME=/opt/venv/lib/python3.11/site-packages/pyspark \
     PYSPARK_PYTHON=/opt/venv/bin/python \
     PYSPARK_DRIVER_PYTHON=/opt/venv/bin/python \
     SPARK_USER=kjournal \
-    KJOURNAL_SPARK__JARS_DIR=/opt/spark-kafka-jars \
     KJOURNAL_SPARK__CHECKPOINT_LOCATION=/var/lib/kjournal/checkpoint \
     KJOURNAL_HTTP__HOST=0.0.0.0 \
     KJOURNAL_HTTP__PORT=9400

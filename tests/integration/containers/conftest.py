@@ -24,7 +24,7 @@ from kjournal_dev.kind.tool import KindTool
 
 from tests.support.containers import Docker
 
-KIND_IMAGES = ("writer", "reader", "migrate", "kafka", "cassandra")
+KIND_IMAGES = ("writer", "reader", "migrate", "replicator", "kafka", "cassandra")
 
 
 def no_engine_reason() -> str | None:

@@ -1,6 +1,7 @@
 """The kind cluster kjournal-dev brings up with nothing pulled, and kjournal's images in it: the dev
-Kafka and Cassandra as pods with their data on PVCs, the schema job, and a writer pod appending
-through them (read back through a reader pod, before and after both data pods are replaced)."""
+Kafka and Cassandra as pods with their data on PVCs, the schema job, a writer pod appending through
+them (read back through a reader pod, before and after both data pods are replaced), and the
+replicator as a Spark on Kubernetes driver with executor pods of its own image."""
 
 from __future__ import annotations
 
@@ -26,7 +27,11 @@ def test_node_is_ready_and_system_pods_run(kind_cluster: KindTool):
     assert len(nodes) == 1
     ready = {c["type"]: c["status"] for c in nodes[0]["status"]["conditions"]}["Ready"]
     assert ready == "True"
-    pods = kubectl.json("get", "pods", "--all-namespaces")["items"]
+    pods = [
+        pod
+        for namespace in ("kube-system", "local-path-storage")
+        for pod in Kubectl(kind_cluster, namespace).json("get", "pods")["items"]
+    ]
     names = [pod["metadata"]["name"] for pod in pods]
     for system in (
         "coredns-",
@@ -117,3 +122,47 @@ def test_writer_pod_appends_through_dev_kafka_and_reader_reads_it_back(smoke: Ku
     smoke("rollout", "restart", "deployment/reader")
     smoke("rollout", "status", "deployment/reader", WAIT)
     assert [e["seqNr"] for e in _read(smoke, topic, journal, timeout_s=180)] == [1, 2]
+
+
+def test_replicator_image_runs_spark_on_kubernetes_with_executor_pods(
+    smoke: Kubectl, manifests: Path
+):
+    """The driver (client mode, in a pod) asks the API for executors; they run the image's
+    `executor` role and apply what the driver's micro-batch hands them."""
+    smoke("apply", "-f", str(manifests / "replicator.yaml"))
+    smoke("rollout", "status", "deployment/replicator", WAIT)
+    deadline = time.monotonic() + 180
+    while not smoke.json("get", "pods", "-l", "spark-role=executor")["items"]:
+        assert time.monotonic() < deadline, smoke("logs", "deployment/replicator", check=False)[
+            -3000:
+        ]
+        time.sleep(2)
+    smoke("wait", "--for=condition=Ready", "pod", "-l", "spark-role=executor", WAIT)
+    topic, journal = "journal", f"spark-{uuid.uuid4().hex[:10]}"
+    with smoke.port_forward("service/writer", 8080) as port:
+        status, answer = http_post_json(
+            f"http://127.0.0.1:{port}/v1/journals/{topic}/{journal}/events",
+            {"events": [{"seqNr": 1, "payload": {"amount": 9}}]},
+        )
+    assert status == 201, answer
+    partition = answer["partition"]
+    deadline = time.monotonic() + 180
+    row: dict[str, object] = {}
+    while True:
+        try:
+            with smoke.port_forward("service/reader", 8080) as port:
+                _, body = http_get(f"http://127.0.0.1:{port}/v1/topics/{topic}/replication")
+            row = next(p for p in json.loads(body)["partitions"] if p["partition"] == partition)
+        except (OSError, ValueError, AssertionError) as exc:  # a reader pod still starting
+            row = {"error": repr(exc)}
+        pointer = row.get("pointer2")
+        if isinstance(pointer, int) and pointer >= answer["offset"]:
+            break
+        logs = smoke("logs", "deployment/replicator", check=False)[-3000:]
+        assert time.monotonic() < deadline, f"not replicated: {row}\n{logs}"
+        time.sleep(2)
+    executors = smoke.json("get", "pods", "-l", "spark-role=executor")["items"]
+    assert executors
+    assert {c["image"] for pod in executors for c in pod["spec"]["containers"]} == {
+        "kjournal/replicator:dev"
+    }

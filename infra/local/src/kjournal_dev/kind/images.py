@@ -24,6 +24,8 @@ from kjournal_dev.kind.progress import Progress
 from kjournal_dev.kind.settings import KindSettings
 
 TAG = "dev"
+# Enough for every image's dependency layers and uv's download cache to stay warm.
+BUILD_CACHE_KEEP = "5GB"
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,17 @@ class ImageBuilder:
             f"building {spec.image}", [*cmd, str(root)], f"image-{spec.name}", env=self.engine.env()
         )
         return spec.image
+
+    def prune(self) -> None:
+        """Drop what rebuilding left behind: images that lost their tag to a newer build, and
+        build cache beyond BUILD_CACHE_KEEP (least recently used first)."""
+        env = self.engine.env()
+        self.progress.capture(self.engine.docker("image", "prune", "-f"), env=env, check=False)
+        self.progress.capture(
+            self.engine.docker("builder", "prune", "-f", "--keep-storage", BUILD_CACHE_KEEP),
+            env=env,
+            check=False,
+        )
 
     def size_mb(self, image: str) -> float | None:
         probe = self.progress.capture(

@@ -119,6 +119,7 @@ class KindTool:
         self.start_engine()
         for spec in wanted:
             self.images.build(spec)
+        self.images.prune()
         return wanted
 
     def load(self, names: Iterable[str]) -> list[ImageSpec]:

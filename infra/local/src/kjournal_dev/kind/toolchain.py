@@ -114,6 +114,9 @@ class Toolchain:
     def run_go(
         self, what: str, args: Sequence[str], log_name: str, cwd: Path | None = None
     ) -> None:
+        if args and args[0] in ("build", "install"):
+            # -v: each package as it is compiled, so the heartbeat shows where a build is.
+            args = [args[0], "-v", *args[1:]]
         self.progress.run(what, [self.go(), *args], log_name, env=self.go_env(), cwd=cwd)
 
     def module_dir(self, module: str, version: str) -> Path:
