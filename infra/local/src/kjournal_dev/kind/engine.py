@@ -210,14 +210,15 @@ class Engine:
             _terminate(pid, grace_s=10)
             done.append(f"stopped leftover pid {pid}")
         self.state_file.unlink(missing_ok=True)
+        # (before restoring: umount itself may create /run/mount, which the restore removes)
+        _unmount_below(run_dir)
+        shutil.rmtree(run_dir, ignore_errors=True)
         before = hostnet.HostState.load(self.host_file)
         if before is not None:
             undone = hostnet.restore(before)
             if undone:
                 done.append(f"restored the host ({len(undone)} changes undone)")
             self.host_file.unlink(missing_ok=True)
-        _unmount_below(run_dir)
-        shutil.rmtree(run_dir, ignore_errors=True)
         return done
 
 
