@@ -27,6 +27,13 @@ from tests.support.containers import Docker
 KIND_IMAGES = ("writer", "reader", "migrate", "replicator", "kafka", "cassandra")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Container tests run last: their engine and cluster (session fixtures) then stop with the
+    session instead of idling through the rest of the suite."""
+    here = Path(__file__).parent
+    items.sort(key=lambda item: item.path.is_relative_to(here))
+
+
 def no_engine_reason() -> str | None:
     if sys.platform != "linux":
         return "Docker engines run on Linux only"
@@ -40,12 +47,12 @@ def no_engine_reason() -> str | None:
 def _terminal(request: pytest.FixtureRequest) -> Callable[[str], None]:
     """Progress lines of long builds straight to the terminal (pytest captures the rest)."""
     capture = request.config.pluginmanager.getplugin("capturemanager")
+    terminal = request.config.pluginmanager.getplugin("terminalreporter")
     lock = threading.Lock()
 
     def report(line: str) -> None:
         with lock, capture.global_and_fixture_disabled():
-            sys.stderr.write(f"\nkjournal-dev: {line}")
-            sys.stderr.flush()
+            terminal.write_line(f"kjournal-dev: {line}", flush=True)
 
     return report
 

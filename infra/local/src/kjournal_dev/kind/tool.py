@@ -109,7 +109,7 @@ class KindTool:
         self.progress.report(f"kind up: done in {elapsed(time.monotonic() - started)}")
 
     def down(self) -> list[str]:
-        done = self.cluster.delete() if self.engine.running() is not None else []
+        done = self.cluster.delete()  # without a running engine: only /lib/modules, if ours
         done += self.engine.stop()
         self._mode_file.unlink(missing_ok=True)
         return done
