@@ -235,6 +235,11 @@ def test_engine_directories_are_removed_only_when_they_hold_nothing_of_others(tm
     (ours / "key.json").write_text("{}")
     assert hostnet._remove_engine_dir(ours)
     assert not ours.exists()
+    key = tmp_path / "etc-docker" / "key.json"
+    key.parent.mkdir()
+    key.write_text("{}")
+    assert hostnet._remove_engine_dir(key)
+    assert key.parent.exists()  # the package's directory stays
     theirs = tmp_path / "containerd"
     theirs.mkdir()
     (theirs / "someone-elses.sock").write_text("")

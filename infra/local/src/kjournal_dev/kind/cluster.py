@@ -3,11 +3,13 @@ where a registry answers), its API server on 127.0.0.1, its kubeconfig under our
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import node_image
@@ -32,6 +34,27 @@ def registry_reachable(url: str = _REGISTRY_PROBE, timeout_s: float = 5) -> bool
         return False
 
 
+def _pods_ready(items: list[dict[str, Any]], prefix: str) -> bool:
+    pods = [
+        item
+        for item in items
+        if item.get("kind") == "Pod" and item["metadata"]["name"].startswith(prefix)
+    ]
+    return bool(pods) and all(
+        status.get("ready")
+        for pod in pods
+        for status in pod["status"].get("containerStatuses") or [{}]
+    )
+
+
+def _deployment_available(items: list[dict[str, Any]], name: str) -> bool:
+    for item in items:
+        if item.get("kind") == "Deployment" and item["metadata"]["name"] == name:
+            wanted = item["spec"].get("replicas", 1)
+            return bool(wanted) and item["status"].get("availableReplicas", 0) >= wanted
+    return False
+
+
 def config_yaml(offline: bool, clamp_oom_score_adj: bool) -> str:
     lines = [
         "kind: Cluster",
@@ -51,6 +74,10 @@ def config_yaml(offline: bool, clamp_oom_score_adj: bool) -> str:
             f"      imageTag: {node_image.ETCD_TAG}",
             "  dns:",
             f"    imageTag: {node_image.COREDNS_TAG}",
+            "- |",
+            "  kind: InitConfiguration",
+            "  patches:",
+            f"    directory: {node_image.KUBEADM_PATCHES_DIR}",
         ]
     elif clamp_oom_score_adj:
         # The standard node image runs containerd 2 (config version 3); see kind-base.Dockerfile.
@@ -135,51 +162,60 @@ class Cluster:
             f"kubeconfig: {settings.kubeconfig}"
         )
 
-    def _wait_system_pods(self) -> None:
+    def _wait_system_pods(self, timeout_s: float = 180) -> None:
         """kube-proxy, coredns (cluster DNS) and local-path-provisioner (PVCs) serving.
 
         Our node image ships local-path-provisioner scaled to zero (node_image.storage_manifest):
         started with the node it would call the API through its Service before kube-proxy has
-        programmed it, exit, and sit out the kubelet's 10-20 s back-off. It starts here instead,
-        once kube-proxy runs."""
+        programmed it, exit, and sit out the kubelet's 10-20 s back-off. It is scaled up here,
+        as soon as kube-proxy runs. One `kubectl get` per poll: the cluster is ready the moment
+        its pods are, not a command's polling interval later."""
         env = self.engine.env()
-        self.progress.run(
-            "waiting for kube-proxy",
-            self.kubectl(
-                "-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=180s"
-            ),
-            "kind-create",
-            env=env,
-            quiet=True,
-        )
-        self.progress.capture(
-            self.kubectl(
-                "-n",
-                "local-path-storage",
-                "scale",
-                "deployment/local-path-provisioner",
-                "--replicas=1",
-            ),
-            env=env,
-        )
-        for namespace, deployment in (
-            ("kube-system", "coredns"),
-            ("local-path-storage", "local-path-provisioner"),
-        ):
-            self.progress.run(
-                f"waiting for {deployment}",
-                self.kubectl(
-                    "-n",
-                    namespace,
-                    "rollout",
-                    "status",
-                    f"deployment/{deployment}",
-                    "--timeout=180s",
-                ),
-                "kind-create",
+        deadline = time.monotonic() + timeout_s
+        scaled = False
+        waiting: list[str] = []
+        while time.monotonic() < deadline:
+            listed = self.progress.capture(
+                self.kubectl("get", "pods,deployments", "--all-namespaces", "-o", "json"),
                 env=env,
-                quiet=True,
+                check=False,
+                timeout=30,
             )
+            if listed.returncode == 0:
+                items = json.loads(listed.stdout)["items"]
+                proxy = _pods_ready(items, "kube-proxy-")
+                if proxy and not scaled:
+                    self.progress.capture(
+                        self.kubectl(
+                            "-n",
+                            "local-path-storage",
+                            "scale",
+                            "deployment/local-path-provisioner",
+                            "--replicas=1",
+                        ),
+                        env=env,
+                    )
+                    scaled = True
+                waiting = [
+                    name
+                    for name, ready in (
+                        ("kube-proxy", proxy),
+                        ("coredns", _deployment_available(items, "coredns")),
+                        (
+                            "local-path-provisioner",
+                            _deployment_available(items, "local-path-provisioner"),
+                        ),
+                    )
+                    if not ready
+                ]
+                if not waiting:
+                    return
+            time.sleep(0.5)
+        raise DevError(
+            f"cluster {self.settings.cluster_name} came up but {', '.join(waiting) or 'its API'} "
+            f"did not get ready within {timeout_s:.0f} s; `kjournal-dev kind status` and "
+            f'`kubectl get pods -A` (after `eval "$(kjournal-dev kind env)"`) show more'
+        )
 
     def delete(self) -> list[str]:
         done = []

@@ -18,7 +18,15 @@ _TABLES = ("filter", "nat")
 _DOCKER_LINK = re.compile(r"^(docker0|br-[0-9a-f]{12}|veth[0-9a-f]+)$")
 _DOCKER_RULE = re.compile(r"DOCKER|docker0|br-[0-9a-f]{12}")
 # Made by dockerd (its identity key), containerd's shims, runc, libmount, wherever the data root is.
-_ENGINE_PATHS = ("/etc/docker", "/run/docker", "/run/containerd", "/run/runc", "/run/mount")
+# (its key first: Debian's docker.io package owns /etc/docker itself, not the key dockerd writes)
+_ENGINE_PATHS = (
+    "/etc/docker/key.json",
+    "/etc/docker",
+    "/run/docker",
+    "/run/containerd",
+    "/run/runc",
+    "/run/mount",
+)
 _ENGINE_FILES = {"key.json"}  # the only files we delete with those directories
 
 
@@ -100,8 +108,11 @@ def restore(before: HostState) -> list[str]:
 
 
 def _remove_engine_dir(path: Path) -> bool:
-    """Remove a directory the engine created if it holds nothing but empty directories (and the
-    engine's key); anything else in it is left alone."""
+    """Remove the engine's key, or a directory the engine created if it holds nothing but empty
+    directories (and that key); anything else is left alone."""
+    if path.name in _ENGINE_FILES and path.is_file():
+        path.unlink()
+        return True
     if not path.is_dir():
         return False
     for item in path.rglob("*"):

@@ -6,9 +6,10 @@ every image it would pull built here.
 2. The images kubeadm and kind run, made from the binaries of the toolchain: FROM-nothing images
    for the control plane, etcd, coredns, pause and local-path-provisioner (`docker import` of a
    one-file tree), kube-proxy on Debian (it needs iptables).
-3. A container of the base image gets kubeadm, kubelet, kubectl, `/kind/version` and the storage
-   manifest; its containerd imports the images above (pinned, so the kubelet's image
-   garbage collection never removes them); `docker commit` makes it the node image.
+3. A container of the base image gets kubeadm, kubelet, kubectl, `/kind/version`, the storage
+   manifest and a kubeadm patch (coredns probed for readiness every second); its containerd
+   imports the images above (pinned, so the kubelet's image garbage collection never removes
+   them); `docker commit` makes it the node image.
 
 The image carries a label with a hash of this recipe: changing a version or an asset rebuilds it.
 """
@@ -44,6 +45,8 @@ LOCAL_PATH_IMAGE = f"kjournal.local/local-path-provisioner:{versions.LOCAL_PATH_
 LOCAL_PATH_HELPER_IMAGE = "kjournal.local/local-path-helper:bookworm"
 
 _PATH_ENV = "ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+KUBEADM_PATCHES_DIR = "/kind/kubeadm-patches"
+KUBEADM_PATCH = "corednsdeployment+strategic.yaml"
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,12 @@ def recipe_hash() -> str:
     digest = hashlib.sha256()
     for module in ("versions.py", "node_image.py"):
         digest.update(resources.files("kjournal_dev.kind").joinpath(module).read_bytes())
-    for asset in ("kind-base.Dockerfile", "kube-proxy.Dockerfile", "10-bridge.conflist"):
+    for asset in (
+        "kind-base.Dockerfile",
+        "kube-proxy.Dockerfile",
+        "10-bridge.conflist",
+        KUBEADM_PATCH,
+    ):
         digest.update(_asset(asset))
     return digest.hexdigest()[:16]
 
@@ -264,7 +272,15 @@ def _assemble(engine: Engine, progress: Progress, chain: Toolchain, manifest: Pa
                 ),
                 env=env,
             )
-            progress.capture(docker("exec", name, "mkdir", "-p", "/kind/manifests"), env=env)
+            progress.capture(
+                docker("exec", name, "mkdir", "-p", "/kind/manifests", KUBEADM_PATCHES_DIR), env=env
+            )
+            patch = resources.files("kjournal_dev.kind").joinpath(f"assets/{KUBEADM_PATCH}")
+            with resources.as_file(patch) as patch_file:
+                progress.capture(
+                    docker("cp", str(patch_file), f"{name}:{KUBEADM_PATCHES_DIR}/{KUBEADM_PATCH}"),
+                    env=env,
+                )
             progress.capture(
                 docker("cp", str(manifest), f"{name}:/kind/manifests/default-storage.yaml"), env=env
             )

@@ -19,8 +19,8 @@ from kjournal_dev.kind.images import ImageBuilder, ImageSpec, specs
 from kjournal_dev.kind.progress import Progress, Reporter, elapsed
 from kjournal_dev.kind.settings import KindSettings
 
-# Measured on a cold build (docs/images.md): Go's module and build caches grew by about 11 GB,
-# Docker's data root to about 7 GB with every image; a warm `up` writes little.
+# Measured on a cold build (docs/images.md): Go's module and build caches grew to about 9 GB,
+# Docker's data root to about 6 GB with every image; a warm `up` writes little.
 _COLD_NEED_GB = 20
 _WARM_NEED_GB = 3
 
