@@ -260,3 +260,32 @@ def test_cli_has_the_kind_and_images_commands():
     assert parser.parse_args(["images", "build"]).images == []
     with pytest.raises(DevError, match="unknown image 'wirter'"):
         images.specs(["wirter"])
+
+
+def _pod(name: str, ready: bool) -> dict[str, object]:
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "status": {"containerStatuses": [{"ready": ready}]},
+    }
+
+
+def _deployment(name: str, replicas: int, available: int) -> dict[str, object]:
+    return {
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas},
+        "status": {"availableReplicas": available},
+    }
+
+
+def test_system_pods_count_as_ready_only_when_all_are():
+    assert cluster._pods_ready([_pod("kube-proxy-abc", True)], "kube-proxy-")
+    assert not cluster._pods_ready([_pod("kube-proxy-abc", False)], "kube-proxy-")
+    assert not cluster._pods_ready([], "kube-proxy-")
+    assert cluster._deployment_available([_deployment("coredns", 2, 2)], "coredns")
+    assert not cluster._deployment_available([_deployment("coredns", 2, 1)], "coredns")
+    # scaled to zero (our storage manifest before kube-proxy runs) is not "available"
+    assert not cluster._deployment_available(
+        [_deployment("local-path-provisioner", 0, 0)], "local-path-provisioner"
+    )
