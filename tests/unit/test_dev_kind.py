@@ -15,7 +15,7 @@ import yaml
 from kjournal_dev.cli import build_parser
 from kjournal_dev.config import DevConfig, find_repo_root
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind import cluster, hostnet, images, node_image, progress, toolchain
+from kjournal_dev.kind import cluster, hostnet, images, node_image, packages, progress, toolchain
 from kjournal_dev.kind.engine import lacks_sys_resource
 from kjournal_dev.kind.settings import KindSettings
 from kjournal_dev.kind.tool import require_disk
@@ -288,4 +288,15 @@ def test_system_pods_count_as_ready_only_when_all_are():
     # scaled to zero (our storage manifest before kube-proxy runs) is not "available"
     assert not cluster._deployment_available(
         [_deployment("local-path-provisioner", 0, 0)], "local-path-provisioner"
+    )
+
+
+def test_an_engine_that_cannot_be_installed_is_one_clear_line(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr("kjournal_dev.kind.packages.shutil.which", lambda name: None)
+    runner = progress.Progress(lambda line: None, tmp_path)
+    with pytest.raises(DevError) as failure:
+        packages.ensure(runner, {"docker.io": tmp_path / "no-dockerd"}, "the Docker engine")
+    assert str(failure.value) == (
+        "the Docker engine needs docker.io, which is not installed and cannot be installed here "
+        "(no apt-get): install it, then run again"
     )
