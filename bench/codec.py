@@ -29,6 +29,8 @@ from kjournal.model import (
 )
 from kjournal.wire import decode_action_header, decode_events, encode_action_header, encode_events
 
+from bench._host import cpu_model
+
 SIZES = (1, 10, 100)
 MIN_SECONDS = 0.3
 ROUNDS = 3
@@ -69,16 +71,6 @@ def rate(operation: Callable[[], object]) -> float:
             elapsed = time.perf_counter() - start
         best = max(best, calls / elapsed)
     return best
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:

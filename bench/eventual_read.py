@@ -30,18 +30,11 @@ from cassandra.cluster import Session
 from cassandra.concurrent import execute_concurrent
 from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.rows import (
-    JOURNAL_SELECT_COLUMNS,
-    METAJOURNAL_HEAD_COLUMNS,
-    journal_head_values,
-    journal_insert_cql,
-    journal_insert_values,
-    journal_select_cql,
-)
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.segments import journal_segment, metajournal_bucket
 from kjournal.cassandra.session import READ_PROFILE, connect
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.statements import journal, metajournal
 from kjournal.model import (
     BinaryPayload,
     Event,
@@ -56,7 +49,8 @@ from kjournal.model import (
     TextPayload,
 )
 from kjournal.model.head import JournalHead
-from kjournal.settings import CassandraSettings
+
+from bench._host import cpu_model
 
 KEY = Key("journal", "bench-entity")
 EVENTS_PER_APPEND = 5
@@ -83,7 +77,7 @@ def payload_of(kind: str, n: int) -> Payload | None:
     return None
 
 
-def journal(count: int, kind: str) -> Iterator[EventRecord]:
+def event_records(count: int, kind: str) -> Iterator[EventRecord]:
     base = datetime(2026, 1, 1, tzinfo=UTC)
     metadata = RecordMetadata(HeaderMetadata({"trace": "abc"}))
     for n in range(1, count + 1):
@@ -103,17 +97,17 @@ def insert_journal(
     session: Session, tables: TableNames, count: int, segment_size: int, kind: str
 ) -> float:
     record_id = uuid.uuid4()
-    insert = session.prepare(journal_insert_cql(tables))
+    insert = session.prepare(journal.insert_cql(tables))
 
     def batches() -> Iterator[tuple[BatchStatement, tuple[()]]]:
-        records = journal(count, kind)
+        records = event_records(count, kind)
         while chunk := list(islice(records, BATCH_ROWS)):
             # One batch per journal segment: single-partition unlogged batches are cheap.
             by_segment: dict[int, BatchStatement] = {}
             for record in chunk:
                 segment = journal_segment(record.seq_nr, segment_size)
                 batch = by_segment.setdefault(segment, BatchStatement(BatchType.UNLOGGED))
-                batch.add(insert, journal_insert_values(KEY, segment, record, record_id))
+                batch.add(insert, journal.insert_values(KEY, segment, record, record_id))
             for batch in by_segment.values():
                 yield batch, ()
 
@@ -126,13 +120,14 @@ def insert_journal(
     head = JournalHead(
         PartitionOffset(3, 1000 + count), segment_size, SeqNr(count), record_id=record_id
     )
-    columns = ("topic", "segment", "id", *METAJOURNAL_HEAD_COLUMNS)
+    columns = ("topic", "segment", "id", *metajournal.HEAD_COLUMNS)
     insert_head = session.prepare(
         f"INSERT INTO {tables.qualified(tables.metajournal)} ({', '.join(columns)}) "
         f"VALUES ({', '.join('?' for _ in columns)})"
     )
     session.execute(
-        insert_head, (KEY.topic, metajournal_bucket(KEY.id), KEY.id, *journal_head_values(head))
+        insert_head,
+        (KEY.topic, metajournal_bucket(KEY.id), KEY.id, *metajournal.journal_head_values(head)),
     )
     return time.perf_counter() - started
 
@@ -158,10 +153,10 @@ def raw_statements(
 ) -> tuple[PreparedStatement, PreparedStatement]:
     """(same columns as stored, the reader's own statement)."""
     native = session.prepare(
-        f"SELECT {', '.join(JOURNAL_SELECT_COLUMNS)} FROM {tables.qualified(tables.journal)} "
+        f"SELECT {', '.join(journal.SELECT_COLUMNS)} FROM {tables.qualified(tables.journal)} "
         "WHERE id = ? AND topic = ? AND segment = ? AND seq_nr >= ? AND seq_nr <= ?"
     )
-    own = session.prepare(journal_select_cql(tables))
+    own = session.prepare(journal.select_cql(tables))
     native.fetch_size = own.fetch_size = fetch_size
     return native, own
 
@@ -170,17 +165,6 @@ def timed(run: Callable[[], int]) -> tuple[float, int]:
     started = time.perf_counter()
     count = run()
     return time.perf_counter() - started, count
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:
@@ -201,7 +185,7 @@ def main() -> None:
     keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
     session = connect(settings)
     try:
-        migrate(session, SchemaSettings(keyspace=keyspace))
+        migrate(session, CassandraSettings(keyspace=keyspace))
         tables = TableNames(keyspace=keyspace)
         print(
             f"host: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, "

@@ -10,7 +10,7 @@ throw-away topic, starts a reader process on a free port, then times, alternatin
 (b) HTTP raw: the reader's NDJSON stream, lines counted but not parsed (the server's cost);
 (c) HTTP client: `kjournal.client.Client.read`, every line parsed into an EventRecord.
 
-No replicator runs, so all three read the unreplicated Kafka head (head cache or scan). Prints
+No replicator runs, so all three read the unreplicated Kafka tail (tail cache or scan). Prints
 events/s and MB/s (of NDJSON for b and c) per mode, medians over the rounds, and the ratios.
 """
 
@@ -27,12 +27,11 @@ from pathlib import Path
 import httpx
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.session import open_session
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings
 from kjournal.client import Client
-from kjournal.journal import Journals, JournalsSettings
+from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, Key, SeqNr, TextPayload
-from kjournal.settings import CassandraSettings
 
 from bench._http import bench_topic, host, service
 
@@ -40,7 +39,7 @@ BATCH = 500
 
 
 async def append_journal(kafka: KafkaSettings, key: Key, events: int, size: int) -> None:
-    async with Journals(JournalsSettings(kafka=kafka)) as journals:
+    async with Journals(kafka) as journals:
         journal = journals.journal(key)
         for first in range(1, events + 1, BATCH):
             last = min(events, first + BATCH - 1)
@@ -57,12 +56,10 @@ async def in_process_rounds(
     """Seconds per full read, in one process that stays open (as a service would)."""
     times = []
     async with open_session(cassandra) as session:
-        eventual = await CassandraEventualReader.create(
-            session, TableNames.from_settings(cassandra)
-        )
-        async with Journals(JournalsSettings(kafka=kafka), eventual=eventual) as journals:
+        eventual = await CassandraEventualReader.create(session, cassandra.names)
+        async with Journals(kafka, eventual=eventual) as journals:
             journal = journals.journal(key)
-            async for _ in journal.read(limit=10):  # warm-up: head cache, consumers
+            async for _ in journal.read(limit=10):  # warm-up: tail cache, consumers
                 pass
             for _ in range(rounds):
                 started = time.perf_counter()
@@ -115,7 +112,7 @@ def main() -> None:
         key = Key(topic, "bench-read")
         started = time.perf_counter()
         asyncio.run(append_journal(kafka, key, args.events, args.payload_bytes))
-        print(f"appended    in {time.perf_counter() - started:.1f} s (not replicated: Kafka head)")
+        print(f"appended    in {time.perf_counter() - started:.1f} s (not replicated: Kafka tail)")
         settings = {
             "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
             "KJOURNAL_CASSANDRA__PORT": str(cassandra_port),

@@ -5,8 +5,8 @@
 Figures (printed, never asserted):
 1. a fully replicated journal read through Journal.read vs a raw cassandra-driver SELECT of the
    same rows in the same run (target ≥ 50k events/s in-process);
-2. 1k and 10k unreplicated events in the Kafka head, head cache hit vs miss (scan);
-3. pointer latency p50/p99 with a warm head cache (target p99 < 10 ms);
+2. 1k and 10k unreplicated events in the Kafka tail, tail cache hit vs miss (scan);
+3. pointer latency p50/p99 with a warm tail cache (target p99 < 10 ms);
 4. peak RSS of a separate process reading a journal of --rss-events events (target < 200 MB).
 Starts the local platform if it is not running (and leaves it running).
 """
@@ -24,18 +24,17 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.journal import Journals, JournalsSettings
-from kjournal.kafka.settings import HeadCacheSettings, KafkaSettings
+from kjournal.journal import Journals
+from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
-from kjournal.settings import CassandraSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
-
-from tests.support.kafka_topics import create_topic as create_topic_named
-from tests.support.replication import end_offsets, replicate
+from kjournal_dev.replay import end_offsets, replicate
+from kjournal_dev.topics import create_topic as create_topic_named
 
 KEYSPACE = "bench_read"
 PAYLOAD: JsonValue = {"kind": "order-line", "sku": "ABC-123", "qty": 3, "note": "x" * 60}
@@ -112,19 +111,20 @@ async def main(args: argparse.Namespace, endpoints: Endpoints) -> None:
     session = connect(
         CassandraSettings(contact_points=(endpoints.cassandra_host,), port=endpoints.cassandra_port)
     )
-    schema = SchemaSettings(keyspace=KEYSPACE)
+    schema = CassandraSettings(keyspace=KEYSPACE)
     migrate(session, schema)
     store = CassandraReplicatedStore(session, schema.names)
     eventual = await CassandraEventualReader.create(session, schema.names)
     kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
     topic = await create_topic(endpoints.kafka_bootstrap)
 
-    async with Journals(JournalsSettings(kafka=kafka)) as writer:
+    async with Journals(kafka) as writer:
         replicated = Key(topic, "replicated")
         await fill(writer, replicated, args.events)
         await replicate(endpoints.kafka_bootstrap, topic, 0, store)
         async with Journals(
-            JournalsSettings(kafka=kafka, head_cache=HeadCacheSettings(enabled=False)),
+            kafka,
+            tail_cache=TailCacheSettings(enabled=False),
             eventual=eventual,
         ) as reader:
             await timed_read(reader, replicated)  # warm up prepared statements and the pool
@@ -141,33 +141,33 @@ async def main(args: argparse.Namespace, endpoints: Endpoints) -> None:
         )
         print(f"   ratio             {(count / seconds) / (raw_count / raw_seconds):.2f}")
 
-        print("\n2. unreplicated head (everything after pointer2 only in Kafka)")
+        print("\n2. unreplicated tail (everything after pointer2 only in Kafka)")
         for size in (1_000, 10_000):
             key = Key(topic, f"head-{size}")
             await fill(writer, key, size)
             async with Journals(
-                JournalsSettings(kafka=kafka, head_cache=HeadCacheSettings(enabled=False)),
+                kafka,
+                tail_cache=TailCacheSettings(enabled=False),
                 eventual=eventual,
             ) as miss:
                 await timed_read(miss, key)
                 count, seconds = await timed_read(miss, key)
             print(
-                f"   {size:>6} events, head cache off (scan)  {count / seconds:>10,.0f} events/s ({seconds * 1000:.1f} ms)"
+                f"   {size:>6} events, tail cache off (scan)  {count / seconds:>10,.0f} events/s ({seconds * 1000:.1f} ms)"
             )
             async with Journals(
-                JournalsSettings(
-                    kafka=kafka, head_cache=HeadCacheSettings(payload_budget_bytes=256 << 20)
-                ),
+                kafka,
+                tail_cache=TailCacheSettings(payload_budget_bytes=256 << 20),
                 eventual=eventual,
             ) as hit:
                 await timed_read(hit, key)  # starts the topic's tail and waits until it caught up
                 count, seconds = await timed_read(hit, key)
             print(
-                f"   {size:>6} events, head cache hit         {count / seconds:>10,.0f} events/s ({seconds * 1000:.1f} ms)"
+                f"   {size:>6} events, tail cache hit         {count / seconds:>10,.0f} events/s ({seconds * 1000:.1f} ms)"
             )
 
-        print("\n3. pointer latency, warm head cache (target p99 < 10 ms)")
-        async with Journals(JournalsSettings(kafka=kafka), eventual=eventual) as reader:
+        print("\n3. pointer latency, warm tail cache (target p99 < 10 ms)")
+        async with Journals(kafka, eventual=eventual) as reader:
             journal = reader.journal(Key(topic, "head-1000"))
             await journal.pointer()
             samples = await latencies(journal.pointer, 500)
@@ -209,13 +209,12 @@ async def child_rss(topic: str, id: str, endpoints: Endpoints) -> None:
     session = connect(
         CassandraSettings(contact_points=(endpoints.cassandra_host,), port=endpoints.cassandra_port)
     )
-    eventual = await CassandraEventualReader.create(
-        session, SchemaSettings(keyspace=KEYSPACE).names
-    )
+    eventual = await CassandraEventualReader.create(session, TableNames(keyspace=KEYSPACE))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
     async with Journals(
-        JournalsSettings(kafka=kafka, head_cache=HeadCacheSettings(enabled=False)),
+        kafka,
+        tail_cache=TailCacheSettings(enabled=False),
         eventual=eventual,
     ) as reader:
         count, seconds = await timed_read(reader, Key(topic, id))

@@ -39,19 +39,20 @@ from pathlib import Path
 from typing import Any
 
 import cassandra
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.metrics import RecordingMetrics
 from kjournal.model import ActionRecord, Event, Events, JsonPayload, Key, PartitionOffset, SeqNr
 from kjournal.replicate import replicate_partition
-from kjournal.settings import CassandraSettings
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 from kjournal_dev.config import DevConfig
 from kjournal_dev.state import PlatformState
 from kjournal_replicator import worker_gc
 from kjournal_replicator.settings import ApplySettings
+
+from bench._host import cpu_model
 
 TOPIC = "journal"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -115,17 +116,6 @@ def records_of(
 def slices(records: Sequence[ConsumedRecord], size: int) -> Iterator[Sequence[ConsumedRecord]]:
     for start in range(0, len(records), size):
         yield records[start : start + size]
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 @dataclass(frozen=True)
@@ -297,7 +287,7 @@ def main() -> None:
         for name in names:
             keyspace = f"kjrepl_bench_{uuid.uuid4().hex[:10]}"
             keyspaces.append(keyspace)
-            migrate(session, SchemaSettings(keyspace=keyspace))
+            migrate(session, CassandraSettings(keyspace=keyspace))
             run(settings, keyspace, workloads[name], args)
     finally:
         if not args.keep:

@@ -49,16 +49,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.journal import Journals, JournalsSettings
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
-from kjournal.settings import CassandraSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
+from kjournal_dev.topics import create_topic, delete_topics
 
-from tests.support.kafka_topics import create_topic, delete_topics
+from bench._host import cpu_model
 
 PARTITIONS = 8
 POLL_S = 0.02
@@ -86,16 +87,6 @@ class Parameters:
     concurrency: int  # appends in flight in the throughput phase
     rounds: int  # of the throughput phase
     spark_conf: str  # JSON, KJOURNAL_SPARK__CONF of the replicator
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -343,14 +334,14 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
     keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
     # Outside the default topic pattern (journal.*): a running dev replicator must not take it.
     topic = f"kjbench_{uuid.uuid4().hex[:10]}"
-    migrate(session, SchemaSettings(keyspace=keyspace))
+    migrate(session, CassandraSettings(keyspace=keyspace))
     await create_topic(endpoints.kafka_bootstrap, topic, PARTITIONS)
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     poller = PointerPoller(session, keyspace, topic)
-    settings = JournalsSettings(kafka=KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap))
+    kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
     replicator = None
     try:
-        async with Journals(settings) as journals:
+        async with Journals(kafka) as journals:
             ends = await append_all(journals, topic, "backlog", params)
             per_batch = max(sum(ends.values()) // 10, 100)
             replicator = start_replicator(

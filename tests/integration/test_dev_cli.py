@@ -116,7 +116,7 @@ def test_a_java_other_than_17_is_refused(tmp_path: Path):
 def test_up_runs_the_whole_system_end_to_end_and_down_leaves_nothing_behind(tmp_path: Path):
     """The README's run command on spare ports: Kafka, Cassandra, writer, reader and the Spark
     replicator come up; an HTTP append travels Kafka → Spark → Cassandra and the HTTP read then
-    serves it from Cassandra alone (nothing left in the Kafka head); `down` cleans up."""
+    serves it from Cassandra alone (nothing left in the Kafka tail); `down` cleans up."""
     env = _env(tmp_path, KJOURNAL_DEV_CASSANDRA_HEAP_MB="512", KJOURNAL_DEV_PARTITIONS="2")
     config = DevConfig.from_env(env)
     ports = [

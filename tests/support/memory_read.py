@@ -1,45 +1,15 @@
-"""In-memory stand-ins for the read path's ports, for unit tests of the merge logic."""
+"""An in-memory partition log: the Kafka side of the read path, for unit tests of the merge.
+
+The eventual side is `kjournal.memory.InMemoryEventualReader`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 
-from kjournal.memory import InMemoryReplicatedStore
-from kjournal.model import ActionRecord, EventRecord, Key, SeqNr
-from kjournal.model.head import JournalHead
-from kjournal.model.quarantine import QuarantinedRecord
+from kjournal.model import ActionRecord, Key
 from kjournal.tail import Tail, TailBuilder
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ConsumedRecord, decode_action_record
-
-
-class InMemoryEventualReader:
-    """`ports.EventualReader` over an `InMemoryReplicatedStore`."""
-
-    def __init__(self, store: InMemoryReplicatedStore) -> None:
-        self.store = store
-
-    async def pointer2(self, topic: str, partition: int) -> int | None:
-        return self.store.pointer2(topic, partition)
-
-    async def head(self, key: Key) -> JournalHead | None:
-        return self.store.head(key)
-
-    async def events(
-        self, key: Key, head: JournalHead, from_: SeqNr
-    ) -> AsyncGenerator[EventRecord, None]:
-        for event in self.store.events(key):
-            if event.seq_nr >= from_:
-                yield event
-
-    async def ids(self, topic: str) -> AsyncGenerator[str, None]:
-        for key in sorted(self.store.keys(), key=str):
-            if key.topic == topic and self.store.head(key) is not None:
-                yield key.id
-
-    async def quarantined(self, key: Key) -> QuarantinedRecord | None:
-        records = self.store.quarantined(key.topic, key.id)
-        return records[0] if records else None
 
 
 class InMemoryPartitionLog:

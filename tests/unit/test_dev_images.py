@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -17,7 +16,7 @@ IMAGES = ROOT / "infra" / "images"
 
 
 def _config() -> DevConfig:
-    return replace(DevConfig.from_env({}), host="10.0.0.1")
+    return DevConfig.from_env({"KJOURNAL_DEV_HOST": "10.0.0.1"})
 
 
 def _properties(text: str) -> dict[str, str]:

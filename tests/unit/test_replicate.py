@@ -1,10 +1,11 @@
-"""replicate_partition over the in-memory store: kafka-journal's TopicReplicatorSpec scenarios
-(anatomy §9.2), failure handling, bounded concurrency and the poison-record policy."""
+"""replicate_partition over the in-memory store: what a slice may hold, failure handling and the
+poison-record policy. The scenarios every store must pass (kafka-journal's TopicReplicatorSpec)
+are tests/contracts/eventual_store.py's."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -12,8 +13,8 @@ from kjournal.errors import CassandraUnavailable
 from kjournal.fold.plan import Step
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.metrics import RecordingMetrics
-from kjournal.model import ACTION_HEADER, ExpireAfter, Key, SeqNr
-from kjournal.model.head import Expiry, JournalHead
+from kjournal.model import Key, SeqNr
+from kjournal.model.head import JournalHead
 from kjournal.replicate import replicate_partition
 from kjournal.wire.record import ConsumedRecord
 
@@ -23,9 +24,9 @@ from tests.unit.fold.builders import (
     TOPIC,
     append_record,
     at,
+    broken,
     delete_record,
     mark_record,
-    purge_record,
 )
 
 KEY1 = Key(TOPIC, "id1")
@@ -45,168 +46,7 @@ def seq_nrs(store: InMemoryReplicatedStore, key: Key = KEY) -> list[int]:
     return [event.seq_nr for event in store.events(key)]
 
 
-def broken(
-    record: ConsumedRecord, header: bytes | None = None, value: bytes | None = None
-) -> ConsumedRecord:
-    """`record` with its action header and/or value replaced."""
-    headers = [
-        (name, header if name == ACTION_HEADER and header is not None else data)
-        for name, data in record.headers
-    ]
-    return ConsumedRecord(
-        record.topic,
-        record.partition,
-        record.offset,
-        record.key,
-        record.value if value is None else value,
-        headers,
-        record.timestamp_ms,
-    )
-
-
-# TopicReplicatorSpec
-
-
-def test_replicate_appends_of_several_journals() -> None:
-    store = InMemoryReplicatedStore()
-    records = [
-        append_record(0, [1], KEY1),
-        append_record(1, [1, 2], KEY2),
-        append_record(2, [2, 3], KEY1),
-        append_record(3, [3], KEY2),
-    ]
-    result = replicate(store, records)
-    assert seq_nrs(store, KEY1) == [1, 2, 3]
-    assert seq_nrs(store, KEY2) == [1, 2, 3]
-    assert store.pointer2(TOPIC, 0) == 3
-    assert (result.records, result.journals, result.events, result.batches) == (4, 2, 6, 2)
-    event = store.events(KEY1)[1]
-    assert event.partition_offset == at(2)
-    assert (event.origin, event.version, dict(event.headers)) == ("origin", "test", {"h": "v"})
-    head1 = store.head(KEY1)
-    assert head1 is not None
-    assert (head1.partition_offset, head1.seq_nr, head1.delete_to) == (at(2), 3, None)
-
-
-def test_replicate_expire_after_of_the_last_append() -> None:
-    store = InMemoryReplicatedStore()
-    day = ExpireAfter.of(1, "day")
-    replicate(store, [append_record(0, [1], expire_after=ExpireAfter.of(1, "hour"))])
-    replicate(store, [append_record(1, [2], expire_after=day)], now=T0 + timedelta(days=1))
-    head = store.head(KEY)
-    assert head is not None
-    assert head.expiry == Expiry(day, (T0 + timedelta(days=2)).date())
-    replicate(store, [append_record(2, [3])])
-    head = store.head(KEY)
-    assert head is not None
-    assert head.expiry is None
-
-
-def test_appends_across_slices() -> None:
-    store = InMemoryReplicatedStore()
-    replicate(store, [append_record(0, [1]), append_record(1, [2])])
-    replicate(store, [append_record(2, [3]), append_record(3, [4, 5])])
-    assert seq_nrs(store) == [1, 2, 3, 4, 5]
-    assert store.pointer2(TOPIC, 0) == 3
-
-
-def test_marks_are_ignored_and_a_mark_only_slice_advances_pointer2() -> None:
-    store = InMemoryReplicatedStore()
-    result = replicate(store, [mark_record(0), mark_record(1, KEY1)])
-    assert store.keys() == set()
-    assert (result.pointer2_before, result.pointer2) == (None, 1)
-    first = store.pointer_row(TOPIC, 0)
-    assert first is not None
-    assert (first.offset, first.created, first.updated) == (1, T0, T0)
-    later = T0 + timedelta(seconds=5)
-    replicate(store, [mark_record(2)], now=later)
-    pointer = store.pointer_row(TOPIC, 0)
-    assert pointer is not None
-    assert (pointer.offset, pointer.created, pointer.updated) == (2, T0, later)
-
-
-def test_appends_and_deletes_in_one_slice() -> None:
-    store = InMemoryReplicatedStore()
-    records = [
-        append_record(0, [1, 2]),
-        append_record(1, [3]),
-        delete_record(2, 2),
-        append_record(3, [4]),
-        delete_record(4, 3),
-        append_record(5, [5]),
-    ]
-    replicate(store, records)
-    assert seq_nrs(store) == [4, 5]
-    assert [row.event.seq_nr for row in store.rows(KEY)] == [4, 5]
-    assert store.head(KEY) == JournalHead(
-        at(5), 10_000, SeqNr(5), SeqNr(3), None, _record_id(store)
-    )
-
-
-def test_appends_and_deletes_over_many_slices() -> None:
-    store = InMemoryReplicatedStore(segment_size=2)
-    for record in [
-        append_record(0, [1, 2]),
-        append_record(1, [3]),
-        delete_record(2, 2),
-        append_record(3, [4]),
-        delete_record(4, 3),
-        append_record(5, [5]),
-    ]:
-        replicate(store, [record])
-    assert seq_nrs(store) == [4, 5]
-    assert [row.event.seq_nr for row in store.rows(KEY)] == [4, 5]
-
-
-def test_records_at_or_below_pointer2_are_skipped() -> None:
-    store = InMemoryReplicatedStore()
-    store.set_pointer2(TOPIC, 0, 1, T0, insert=True)
-    result = replicate(store, [append_record(0, [1]), append_record(1, [2]), append_record(2, [3])])
-    assert seq_nrs(store) == [3]
-    assert result.records == 1
-    head = store.head(KEY)
-    assert head is not None
-    assert head.delete_to == 2  # the journal as far as this replicator has seen it
-
-
-def test_already_replicated_actions_are_ignored_and_pointer2_still_advances() -> None:
-    store = InMemoryReplicatedStore()
-    records = [append_record(0, [1]), append_record(1, [2]), delete_record(2, 1)]
-    replicate(store, records)
-    store.set_pointer2(TOPIC, 0, 0, T0, insert=False)  # as if the pointer update was lost
-    result = replicate(store, [*records, mark_record(3)], now=T0 + timedelta(hours=1))
-    assert (result.batches, result.events, result.pointer2) == (0, 0, 3)
-    row = store.head_row(KEY)
-    assert row is not None
-    assert row.updated == T0
-
-
-def test_purge() -> None:
-    store = InMemoryReplicatedStore(segment_size=2)
-    replicate(store, [append_record(0, [1, 2, 3])])
-    replicate(store, [purge_record(1), append_record(2, [1])])
-    assert seq_nrs(store) == [1]
-    assert [row.event.partition_offset for row in store.rows(KEY)] == [at(2)]
-    replicate(store, [purge_record(3)])
-    assert store.head(KEY) is None
-    assert store.rows(KEY) == []
-
-
-def test_batched_appends_then_delete_keep_metajournal_right() -> None:
-    # PR #676: metajournal must end at seqNr 575 with delete_to 575.
-    store = InMemoryReplicatedStore()
-    store.seed_head(KEY, JournalHead(at(1797078), 10_000, SeqNr(574), SeqNr(544)), T0, "origin")
-    records = [
-        append_record(1797039, [574]),
-        append_record(1801629, [575]),
-        mark_record(1801632),
-        delete_record(1801642, 575),
-    ]
-    replicate(store, records)
-    head = store.head(KEY)
-    assert head is not None
-    assert (head.partition_offset, head.seq_nr, head.delete_to) == (at(1801642), 575, 575)
-    assert store.rows(KEY) == []
+# Slices
 
 
 def test_records_must_be_of_the_partition_and_in_offset_order() -> None:
@@ -441,9 +281,3 @@ def test_payload_of_an_already_replicated_append_is_not_decoded_again() -> None:
     replicate(store, [broken(append_record(5, [3]), value=b"garbage"), append_record(6, [4])])
     assert store.quarantined(TOPIC, "id") == []
     assert seq_nrs(store) == [4]
-
-
-def _record_id(store: InMemoryReplicatedStore) -> Any:
-    head = store.head(KEY)
-    assert head is not None
-    return head.record_id

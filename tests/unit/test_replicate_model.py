@@ -30,12 +30,12 @@ from tests.unit.fold.builders import (
     T0,
     TOPIC,
     append_record,
+    broken,
     delete_record,
     mark_record,
     purge_record,
     timestamp_of,
 )
-from tests.unit.test_replicate import broken
 
 KEYS = [Key(TOPIC, f"id{n}") for n in range(3)]
 EXPIRIES = [None, ExpireAfter.of(1, "hour"), ExpireAfter.of(1, "day")]

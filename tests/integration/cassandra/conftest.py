@@ -6,10 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.tables import TableNames
-from kjournal.settings import CassandraSettings
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal_dev.platform import Endpoints
 
 
@@ -31,6 +30,6 @@ def kj_session(cassandra_settings: CassandraSettings) -> Iterator[Session]:
 @pytest.fixture
 def tables(kj_session: Session, keyspace: str) -> TableNames:
     """A fresh keyspace migrated to the current schema."""
-    settings = SchemaSettings(keyspace=keyspace)
+    settings = CassandraSettings(keyspace=keyspace)
     migrate(kj_session, settings)
     return settings.names

@@ -1,4 +1,4 @@
-"""Rows written with hand-written CQL, independent of kjournal.cassandra.rows."""
+"""Rows written with hand-written CQL, independent of kjournal.cassandra.statements."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from cassandra.cluster import Session
 from cassandra.concurrent import execute_concurrent_with_args
 from kjournal.cassandra.segments import metajournal_bucket
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.model import (
     BinaryPayload,
     Event,

@@ -9,8 +9,8 @@ import pytest
 from cassandra.cluster import Session
 from cassandra.query import UNSET_VALUE
 from kjournal.cassandra.binding import Binder
-from kjournal.cassandra.rows import journal_insert_cql, journal_insert_rows
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import journal
 from kjournal.model import (
     Event,
     EventRecord,
@@ -42,8 +42,8 @@ def _records() -> list[EventRecord]:
 
 
 def test_bind_all_equals_the_drivers_bind(kj_session: Session, tables: TableNames) -> None:
-    prepared = kj_session.prepare(journal_insert_cql(tables))
-    rows = journal_insert_rows(Key("topic", "id"), 0, _records(), uuid.uuid4())
+    prepared = kj_session.prepare(journal.insert_cql(tables))
+    rows = journal.insert_rows(Key("topic", "id"), 0, _records(), uuid.uuid4())
     binder = Binder(prepared)
 
     ours = [bound.values for bound in binder.bind_all(rows)]
@@ -58,8 +58,8 @@ def test_bind_all_equals_the_drivers_bind(kj_session: Session, tables: TableName
 def test_a_value_of_the_wrong_type_gets_the_drivers_error(
     kj_session: Session, tables: TableNames
 ) -> None:
-    prepared = kj_session.prepare(journal_insert_cql(tables))
-    row = list(journal_insert_rows(Key("topic", "id"), 0, _records()[:1], None)[0])
+    prepared = kj_session.prepare(journal.insert_cql(tables))
+    row = list(journal.insert_rows(Key("topic", "id"), 0, _records()[:1], None)[0])
     row[3] = "not a seqNr"
 
     with pytest.raises(TypeError, match='column "seq_nr"'):

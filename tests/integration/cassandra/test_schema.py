@@ -9,15 +9,21 @@ from collections.abc import Iterator
 import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.schema import (
+    KJOURNAL_SCHEMA_VERSION,
     KJOURNAL_SCHEMA_VERSION_KEY,
     SCHEMA_VERSION_KEY,
-    SchemaSettings,
     check_schema,
     migrate,
 )
-from kjournal.cassandra.tables import JOURNAL, METAJOURNAL, POINTER2, QUARANTINE, SETTING
+from kjournal.cassandra.settings import CassandraSettings, CassandraTables
+from kjournal.cassandra.statements.conflicts import CONFLICTS
+from kjournal.cassandra.statements.journal import JOURNAL
+from kjournal.cassandra.statements.locks import LOCKS
+from kjournal.cassandra.statements.metajournal import METAJOURNAL
+from kjournal.cassandra.statements.pointer2 import POINTER2
+from kjournal.cassandra.statements.quarantine import QUARANTINE
+from kjournal.cassandra.statements.setting import SETTING
 from kjournal.errors import SchemaError
-from kjournal.settings import CassandraTables
 
 from tests.support.platform import unique_name
 
@@ -29,6 +35,8 @@ EXPECTED = {
     "pointer2": POINTER2,
     "setting": SETTING,
     "quarantine": QUARANTINE,
+    "conflicts": CONFLICTS,
+    "locks": LOCKS,
 }
 
 # What a keyspace looked like before the first migration step: journal without headers, version
@@ -99,7 +107,7 @@ def assert_current_schema(session: Session, keyspace: str) -> None:
 
 
 def test_a_fresh_keyspace_gets_every_table_and_version_8(kj_session: Session, keyspace: str):
-    assert migrate(kj_session, SchemaSettings(keyspace=keyspace)) == 8
+    assert migrate(kj_session, CassandraSettings(keyspace=keyspace)) == 8
 
     assert tables_of(kj_session, keyspace) == set(EXPECTED)
     assert_current_schema(kj_session, keyspace)
@@ -112,11 +120,11 @@ def test_a_fresh_keyspace_gets_every_table_and_version_8(kj_session: Session, ke
     }
     versions = settings_of(kj_session, keyspace)
     assert versions[SCHEMA_VERSION_KEY][0] == "8"
-    assert versions[KJOURNAL_SCHEMA_VERSION_KEY][0] == "0"
+    assert versions[KJOURNAL_SCHEMA_VERSION_KEY][0] == str(KJOURNAL_SCHEMA_VERSION)
 
 
 def test_migrating_twice_changes_nothing(kj_session: Session, keyspace: str):
-    settings = SchemaSettings(keyspace=keyspace)
+    settings = CassandraSettings(keyspace=keyspace)
     migrate(kj_session, settings)
     schema, versions = schema_snapshot(kj_session, keyspace), settings_of(kj_session, keyspace)
 
@@ -129,7 +137,7 @@ def test_migrating_twice_changes_nothing(kj_session: Session, keyspace: str):
 def test_custom_table_names(kj_session: Session, keyspace: str):
     tables = CassandraTables(journal="events", metajournal="heads", setting="settings")
 
-    assert migrate(kj_session, SchemaSettings(keyspace=keyspace, tables=tables)) == 8
+    assert migrate(kj_session, CassandraSettings(keyspace=keyspace, tables=tables)) == 8
 
     assert tables_of(kj_session, keyspace) == {
         "events",
@@ -137,6 +145,8 @@ def test_custom_table_names(kj_session: Session, keyspace: str):
         "pointer2",
         "settings",
         "quarantine",
+        "conflicts",
+        "locks",
     }
     indexes = kj_session.execute(
         "SELECT index_name FROM system_schema.indexes WHERE keyspace_name = %s", (keyspace,)
@@ -152,7 +162,7 @@ def missing_keyspace(kj_session: Session) -> Iterator[str]:
 
 
 def test_the_keyspace_is_created_when_allowed(kj_session: Session, missing_keyspace: str):
-    assert migrate(kj_session, SchemaSettings(keyspace=missing_keyspace)) == 8
+    assert migrate(kj_session, CassandraSettings(keyspace=missing_keyspace)) == 8
 
     row = kj_session.execute(
         "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
@@ -166,14 +176,16 @@ def test_a_missing_keyspace_is_an_error_when_creation_is_not_allowed(
     kj_session: Session, missing_keyspace: str
 ):
     with pytest.raises(SchemaError, match="does not exist"):
-        migrate(kj_session, SchemaSettings(keyspace=missing_keyspace, create_keyspace=False))
+        migrate(
+            kj_session, CassandraSettings(keyspace=missing_keyspace, auto_create_keyspace=False)
+        )
 
 
 def test_missing_tables_are_an_error_when_creation_is_not_allowed(
     kj_session: Session, keyspace: str
 ):
     with pytest.raises(SchemaError, match="setting does not exist"):
-        migrate(kj_session, SchemaSettings(keyspace=keyspace, create_tables=False))
+        migrate(kj_session, CassandraSettings(keyspace=keyspace), create_tables=False)
 
 
 def test_an_old_keyspace_is_upgraded_step_by_step(
@@ -188,7 +200,7 @@ def test_an_old_keyspace_is_upgraded_step_by_step(
     )
     caplog.set_level(logging.INFO, logger="kjournal.cassandra.schema")
 
-    assert migrate(kj_session, SchemaSettings(keyspace=keyspace)) == 8
+    assert migrate(kj_session, CassandraSettings(keyspace=keyspace)) == 8
 
     assert tables_of(kj_session, keyspace) == set(EXPECTED)
     assert_current_schema(kj_session, keyspace)
@@ -214,7 +226,7 @@ def test_a_partly_migrated_keyspace_runs_the_remaining_steps(
     record(kj_session, keyspace, SCHEMA_VERSION_KEY, "3")
     caplog.set_level(logging.INFO, logger="kjournal.cassandra.schema")
 
-    assert migrate(kj_session, SchemaSettings(keyspace=keyspace)) == 8
+    assert migrate(kj_session, CassandraSettings(keyspace=keyspace)) == 8
 
     steps = [m for m in caplog.messages if m.startswith(f"schema: {SCHEMA_VERSION_KEY} step")]
     assert [int(m.split(":")[1].split()[-1]) for m in steps] == [4, 5, 6, 7, 8]
@@ -228,7 +240,7 @@ def test_a_conflicting_column_type_fails_loudly_and_keeps_the_version(
 ):
     create_old_keyspace(kj_session, keyspace)
     kj_session.execute(f"ALTER TABLE {keyspace}.metajournal ADD record_id text")
-    settings = SchemaSettings(keyspace=keyspace)
+    settings = CassandraSettings(keyspace=keyspace)
 
     with pytest.raises(
         SchemaError, match=r"step 5 .*record_id is text, but the journal needs uuid"
@@ -251,7 +263,7 @@ def test_a_statement_cassandra_rejects_fails_loudly_and_keeps_the_version(
     kj_session.execute(f"ALTER TABLE {keyspace}.journal DROP meta_record_id")
 
     with pytest.raises(SchemaError, match=r"step 4 .*incompatible with previously dropped") as err:
-        migrate(kj_session, SchemaSettings(keyspace=keyspace))
+        migrate(kj_session, CassandraSettings(keyspace=keyspace))
 
     assert type(err.value.__cause__).__module__.startswith("kjournal")
     assert settings_of(kj_session, keyspace)[SCHEMA_VERSION_KEY][0] == "3"
@@ -260,7 +272,7 @@ def test_a_statement_cassandra_rejects_fails_loudly_and_keeps_the_version(
 def test_a_newer_version_runs_nothing(
     kj_session: Session, keyspace: str, caplog: pytest.LogCaptureFixture
 ):
-    settings = SchemaSettings(keyspace=keyspace)
+    settings = CassandraSettings(keyspace=keyspace)
     migrate(kj_session, settings)
     record(kj_session, keyspace, SCHEMA_VERSION_KEY, "9")
     # Step 6 would drop this table if it ran.
@@ -273,7 +285,7 @@ def test_a_newer_version_runs_nothing(
 
 
 def test_a_version_that_is_not_a_number_is_an_error(kj_session: Session, keyspace: str):
-    settings = SchemaSettings(keyspace=keyspace)
+    settings = CassandraSettings(keyspace=keyspace)
     migrate(kj_session, settings)
     record(kj_session, keyspace, SCHEMA_VERSION_KEY, "eight")
 
@@ -288,11 +300,11 @@ def test_the_check_refuses_a_table_of_another_shape(kj_session: Session, keyspac
     )
 
     with pytest.raises(SchemaError, match=r"quarantine.id is not partition_key #1"):
-        migrate(kj_session, SchemaSettings(keyspace=keyspace))
+        migrate(kj_session, CassandraSettings(keyspace=keyspace))
 
 
 def test_check_schema_on_a_current_keyspace(kj_session: Session, keyspace: str):
-    settings = SchemaSettings(keyspace=keyspace)
+    settings = CassandraSettings(keyspace=keyspace)
     with pytest.raises(SchemaError, match="journal is missing"):
         check_schema(kj_session, settings)
     migrate(kj_session, settings)
@@ -302,4 +314,4 @@ def test_check_schema_on_a_current_keyspace(kj_session: Session, keyspace: str):
 
 def test_a_session_without_kjournal_profiles_works_too(cassandra_session: Session, keyspace: str):
     # kjournal-dev's schema step connects with a plain Cluster.
-    assert migrate(cassandra_session, SchemaSettings(keyspace=keyspace)) == 8
+    assert migrate(cassandra_session, CassandraSettings(keyspace=keyspace)) == 8

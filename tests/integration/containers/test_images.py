@@ -13,18 +13,17 @@ from collections.abc import Iterator
 import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.schema import SchemaSettings, check_schema, migrate
+from kjournal.cassandra.schema import check_schema, migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.tables import TableNames
-from kjournal.journal import Journals, JournalsSettings
+from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, Key, SeqNr
 from kjournal.model.payload import JsonPayload
-from kjournal.settings import CassandraSettings
 from kjournal_dev.platform import Endpoints
+from kjournal_dev.topics import create_topic, delete_topics
 
 from tests.support.containers import Docker, free_port, http_get, http_post_json, wait_http_ok
-from tests.support.kafka_topics import create_topic, delete_topics
 from tests.support.platform import unique_name
 
 pytestmark = [
@@ -123,7 +122,7 @@ def test_migrate_image_applies_the_schema_to_a_fresh_keyspace(
             "run", "--rm", "--network", "host", "--read-only", *args, images["migrate"], check=False
         )
         assert first.returncode == 0, first.stdout + first.stderr
-        check_schema(session, SchemaSettings(keyspace=keyspace))
+        check_schema(session, CassandraSettings(keyspace=keyspace))
         again = docker.run(
             "run", "--rm", "--network", "host", "--read-only", *args, images["migrate"], check=False
         )
@@ -152,7 +151,7 @@ def replicator_target(platform: Endpoints, session: Session) -> Iterator[tuple[s
     """(keyspace with the schema, topic, pattern matching only that topic)."""
     keyspace = unique_name("kjimgrep")
     topic = unique_name("journal_img")
-    migrate(session, SchemaSettings(keyspace=keyspace))
+    migrate(session, CassandraSettings(keyspace=keyspace))
     asyncio.run(create_topic(platform.kafka_bootstrap, topic, 2))
     yield keyspace, topic, re.escape(topic)
     asyncio.run(delete_topics(platform.kafka_bootstrap, [topic]))
@@ -160,8 +159,7 @@ def replicator_target(platform: Endpoints, session: Session) -> Iterator[tuple[s
 
 
 async def _append_one(bootstrap: str, key: Key) -> None:
-    settings = JournalsSettings(kafka=KafkaSettings(bootstrap_servers=bootstrap))
-    async with Journals(settings) as journals:
+    async with Journals(KafkaSettings(bootstrap_servers=bootstrap)) as journals:
         await journals.journal(key).append([Event(SeqNr(1), payload=JsonPayload({"amount": 7}))])
 
 

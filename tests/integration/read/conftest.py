@@ -12,22 +12,20 @@ from datetime import UTC, datetime
 import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.journal import Journals, JournalsSettings
-from kjournal.kafka.settings import HeadCacheSettings, KafkaSettings
+from kjournal.journal import Journals
+from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.metrics import Metrics, RecordingMetrics
 from kjournal.model import EventRecord, Key
 from kjournal.replicate import replicate_partition
-from kjournal.settings import CassandraSettings
 from kjournal_dev.platform import Endpoints
-
-from tests.support.kafka_topics import create_topic as create_topic_named
-from tests.support.kafka_topics import delete_topics
-from tests.support.replication import consume_range, end_offsets, replicate
+from kjournal_dev.replay import consume_range, end_offsets, replicate
+from kjournal_dev.topics import create_topic as create_topic_named
+from kjournal_dev.topics import delete_topics
 
 
 @pytest.fixture
@@ -71,13 +69,14 @@ class Stack:
         head = model.head(key)
         return [_essence(e) for e in model.events(key)], None if head is None else head.seq_nr
 
-    def reading(self, head_cache: bool, **overrides: object) -> Journals:
-        settings = JournalsSettings(
-            kafka=KafkaSettings(bootstrap_servers=self.bootstrap),
-            head_cache=HeadCacheSettings(enabled=head_cache, pointer_poll_interval_s=0.05),
+    def reading(self, tail_cache: bool, **overrides: object) -> Journals:
+        return Journals(
+            KafkaSettings(bootstrap_servers=self.bootstrap),
+            eventual=self.eventual,
+            tail_cache=TailCacheSettings(enabled=tail_cache, pointer_poll_interval_s=0.05),
+            metrics=self.metrics,
             **overrides,  # type: ignore[arg-type]
         )
-        return Journals(settings, eventual=self.eventual, metrics=self.metrics)
 
 
 def _essence(record: EventRecord) -> tuple[int, object]:
@@ -109,14 +108,12 @@ def partitions() -> int:
 async def stack(
     platform: Endpoints, journal_session: Session, keyspace: str, partitions: int
 ) -> AsyncIterator[Stack]:
-    tables = SchemaSettings(keyspace=keyspace).names
-    migrate(journal_session, SchemaSettings(keyspace=keyspace))
+    tables = TableNames(keyspace=keyspace)
+    migrate(journal_session, CassandraSettings(keyspace=keyspace))
     topic = await create_topic(platform.kafka_bootstrap, partitions)
     eventual = await CassandraEventualReader.create(journal_session, tables)
     metrics: Metrics = RecordingMetrics()
-    writer = Journals(
-        JournalsSettings(kafka=KafkaSettings(bootstrap_servers=platform.kafka_bootstrap))
-    )
+    writer = Journals(KafkaSettings(bootstrap_servers=platform.kafka_bootstrap))
     async with writer:
         yield Stack(
             platform.kafka_bootstrap,

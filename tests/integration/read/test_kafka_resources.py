@@ -1,4 +1,4 @@
-"""The consumer pool's limits and the head cache's recovery, on the real broker."""
+"""The consumer pool's limits and the tail cache's recovery, on the real broker."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ async def test_the_pool_bounds_consumers_and_times_out_clearly(kafka_bootstrap: 
 
 @pytest.mark.cassandra
 @pytest.mark.parametrize("partitions", [2])
-async def test_more_partitions_rebuild_the_head_cache_and_misplaced_journals_fail_loudly(
+async def test_more_partitions_rebuild_the_tail_cache_and_misplaced_journals_fail_loudly(
     stack: Stack,
 ):
     moved = next(
@@ -43,11 +43,11 @@ async def test_more_partitions_rebuild_the_head_cache_and_misplaced_journals_fai
     )
     await stack.writer.journal(moved).append([Event(SeqNr(1))])
     await stack.replicate()
-    await stack.writer.journal(moved).mark()  # unreplicated: reads consult the head cache
+    await stack.writer.journal(moved).mark()  # unreplicated: reads consult the tail cache
 
-    async with stack.reading(head_cache=True) as journals:
+    async with stack.reading(tail_cache=True) as journals:
         assert await read_all(journals, moved) == ([(1, None)], 1)
-        cache = journals.head_cache
+        cache = journals.tail_cache
         assert cache is not None
         assert cache.partitions(stack.topic) == 2
         admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap)
@@ -71,5 +71,5 @@ async def test_more_partitions_rebuild_the_head_cache_and_misplaced_journals_fai
                 break
             await asyncio.sleep(0.2)
         assert cache.partitions(stack.topic) == 3
-        assert stack.metrics.counter_total("kjournal_head_cache_failures_total") >= 1
+        assert stack.metrics.counter_total("kjournal_tail_cache_failures_total") >= 1
         assert await read_all(journals, fresh) == ([(1, None), (2, None)], 2)

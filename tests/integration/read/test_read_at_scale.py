@@ -7,11 +7,12 @@ import asyncio
 import tracemalloc
 
 import pytest
+from kjournal.kafka.settings import ConsumerPoolSettings
 from kjournal.model import BinaryPayload, Event, JsonPayload, Key, SeqNr
 from kjournal.wire.partitioner import partition_for
+from kjournal_dev.replay import end_offsets
 
 from tests.integration.read.conftest import Stack, read_all
-from tests.support.replication import end_offsets
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.anyio]
 
@@ -37,8 +38,8 @@ async def test_replicator_offline_then_half_then_all(stack: Stack):
 
     async def check(stage: str) -> None:
         async with (
-            stack.reading(head_cache=True) as cached,
-            stack.reading(head_cache=False) as plain,
+            stack.reading(tail_cache=True) as cached,
+            stack.reading(tail_cache=False) as plain,
         ):
             for journals in (cached, plain):
                 for key in keys:
@@ -66,13 +67,13 @@ async def test_a_new_journal_in_a_crowded_topic_decodes_only_its_own_payloads(st
 
     for cache in (False, True):
         before = stack.metrics.counter_total("kjournal_read_payloads_decoded_total")
-        async with stack.reading(head_cache=cache) as journals:
+        async with stack.reading(tail_cache=cache) as journals:
             events, pointer = await read_all(journals, newcomer)
         assert events == [(1, {"hi": 1})]
         assert pointer == 1
         decoded = stack.metrics.counter_total("kjournal_read_payloads_decoded_total") - before
-        assert decoded == 1, f"head cache {cache}: decoded {decoded} payloads"
-    scanned = stack.metrics.counter_total("kjournal_kafka_head_records_scanned_total")
+        assert decoded == 1, f"tail cache {cache}: decoded {decoded} payloads"
+    scanned = stack.metrics.counter_total("kjournal_kafka_tail_records_scanned_total")
     assert scanned >= 201  # the scan walked past every other journal's record ...
 
 
@@ -89,7 +90,9 @@ async def test_a_large_journal_streams_with_bounded_memory(stack: Stack):
     await stack.replicate({0: ends[0] // 2})  # half in Cassandra, half only in Kafka
     journal_bytes = events_total * len(blob)
 
-    async with stack.reading(head_cache=False, scan_payload_budget_bytes=1 << 20) as journals:
+    async with stack.reading(
+        tail_cache=False, consumer_pool=ConsumerPoolSettings(scan_payload_budget_bytes=1 << 20)
+    ) as journals:
         tracemalloc.start()
         try:
             count, last = 0, 0

@@ -6,11 +6,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.settings import CassandraSettings
 from kjournal_dev.platform import Endpoints
 
 
@@ -27,7 +26,7 @@ def writer_session(platform: Endpoints) -> Iterator[Session]:
 
 @pytest.fixture
 def tables(writer_session: Session, keyspace: str) -> TableNames:
-    settings = SchemaSettings(keyspace=keyspace)
+    settings = CassandraSettings(keyspace=keyspace)
     migrate(writer_session, settings)
     return settings.names
 

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
+from kjournal.cassandra.settings import CassandraSettings
 from kjournal.client import Client
-from kjournal.settings import CassandraSettings
 from kjournal_dev.platform import Endpoints
 
 from tests.integration.services.support import RunningService, start_service, wait_for_topic
@@ -36,7 +36,7 @@ def services_keyspace(platform: Endpoints) -> Iterator[str]:
         CassandraSettings(contact_points=(platform.cassandra_host,), port=platform.cassandra_port)
     )
     try:
-        migrate(session, SchemaSettings(keyspace=name))
+        migrate(session, CassandraSettings(keyspace=name))
         yield name
         session.execute(f"DROP KEYSPACE IF EXISTS {name}")
     finally:

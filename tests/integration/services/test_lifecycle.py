@@ -1,6 +1,6 @@
 """A journal's life over HTTP: append, read, pointer, status, delete, purge, append again, mark.
 
-No replicator runs: every read is served from the Kafka head (read-your-writes).
+No replicator runs: every read is served from the Kafka tail (read-your-writes).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 100 000 events of ~1.5 KiB (about 170 MB of NDJSON) are appended, then read through a reader whose
 payload budgets are small. The reader's resident memory may grow by at most MEMORY_BOUND, both
 while a slow client holds the stream paused and over the whole read (peak RSS, VmHWM). No
-replicator runs, so every event comes from the Kafka head.
+replicator runs, so every event comes from the Kafka tail.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from kjournal.journal import Journals, JournalsSettings
+from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, Key, SeqNr, TextPayload
 from kjournal_dev.platform import Endpoints
@@ -34,8 +34,7 @@ MEMORY_BOUND = 48 * 1024 * 1024
 
 
 async def _append_journal(bootstrap: str, key: Key) -> None:
-    settings = JournalsSettings(kafka=KafkaSettings(bootstrap_servers=bootstrap, linger_ms=5))
-    async with Journals(settings) as journals:
+    async with Journals(KafkaSettings(bootstrap_servers=bootstrap, linger_ms=5)) as journals:
         journal = journals.journal(key)
         for first in range(1, EVENTS + 1, BATCH):  # one at a time: appends must stay in order
             events = [
@@ -57,8 +56,8 @@ def test_a_huge_journal_streams_in_bounded_memory(
         "kjournal_reader",
         {
             **reader_settings(platform, services_keyspace),
-            "KJOURNAL_HEAD_CACHE__PAYLOAD_BUDGET_BYTES": str(2 * 1024 * 1024),
-            "KJOURNAL_SCAN_PAYLOAD_BUDGET_BYTES": str(2 * 1024 * 1024),
+            "KJOURNAL_TAIL_CACHE__PAYLOAD_BUDGET_BYTES": str(2 * 1024 * 1024),
+            "KJOURNAL_CONSUMER_POOL__SCAN_PAYLOAD_BUDGET_BYTES": str(2 * 1024 * 1024),
         },
         tmp_path,
         ready_path="/readyz",
@@ -66,7 +65,7 @@ def test_a_huge_journal_streams_in_bounded_memory(
     try:
         url = f"{reader.url}/v1/journals/{topic}/huge/events"
         with httpx.Client(timeout=120) as http:
-            # Warm up: the head cache starts tailing the topic, the code paths are loaded.
+            # Warm up: the tail cache starts tailing the topic, the code paths are loaded.
             assert len(http.get(url, params={"limit": 10}).text.splitlines()) == 10
             baseline = reader.status_kib("VmRSS") * 1024
 

@@ -9,13 +9,13 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.settings import CassandraSettings
+from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.platform import Endpoints
+from kjournal_dev.topics import create_topic, delete_topics
 
 from tests.integration.spark.support import PARTITIONS
-from tests.support.kafka_topics import create_topic, delete_topics
 from tests.support.platform import unique_name
 
 
@@ -33,7 +33,7 @@ def session(platform: Endpoints) -> Iterator[Session]:
 def module_keyspace(session: Session) -> Iterator[str]:
     """A keyspace with the journal schema, shared by the tests of one module."""
     name = unique_name("kjspark")
-    migrate(session, SchemaSettings(keyspace=name))
+    migrate(session, CassandraSettings(keyspace=name))
     yield name
     session.execute(f"DROP KEYSPACE IF EXISTS {name}")
 

@@ -20,12 +20,11 @@ from pathlib import Path
 
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.model import Event, Key, SeqNr
 from kjournal_dev.platform import Endpoints
-
-from tests.support.replication import end_offsets
+from kjournal_dev.replay import end_offsets
 
 PARTITIONS = 4
 

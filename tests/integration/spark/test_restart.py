@@ -13,9 +13,9 @@ import pytest
 from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
 from cassandra.cluster import Session
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.journal import Journals, JournalsSettings
+from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Key
 from kjournal_dev.platform import Endpoints
@@ -36,7 +36,7 @@ CATCH_UP_S = 300
 
 
 def _journals(bootstrap: str) -> Journals:
-    return Journals(JournalsSettings(kafka=KafkaSettings(bootstrap_servers=bootstrap)))
+    return Journals(KafkaSettings(bootstrap_servers=bootstrap))
 
 
 def test_sigkill_mid_batch_then_restart_with_and_without_checkpoint(

@@ -1,4 +1,4 @@
-"""CassandraSettings and SchemaSettings: defaults, parsing, refusals."""
+"""CassandraSettings: defaults, parsing, refusals; the schema steps' list."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ from kjournal.cassandra.schema import (
     KJOURNAL_SCHEMA_VERSION,
     SCALA_SCHEMA_VERSION,
     SCALA_STEPS,
-    SchemaSettings,
 )
 from kjournal.cassandra.session import READ_PROFILE, SCHEMA_PROFILE, WRITE_PROFILE, build_cluster
-from kjournal.cassandra.tables import TableNames
-from kjournal.errors import SchemaError
-from kjournal.settings import CassandraReplication, CassandraSettings, CassandraTables, Consistency
+from kjournal.cassandra.settings import (
+    CassandraReplication,
+    CassandraSettings,
+    CassandraTables,
+    Consistency,
+    TableNames,
+)
 from pydantic import ValidationError
 
 
@@ -66,20 +69,20 @@ def test_replication_shapes():
     assert ok.data_centers == {"dc1": 3}
 
 
-def test_schema_settings_from_cassandra_settings():
+def test_table_names_from_cassandra_settings():
     settings = CassandraSettings(keyspace="ks1", tables=CassandraTables(journal="events"))
 
-    schema = SchemaSettings.from_settings(settings)
+    names = settings.names
 
-    assert schema.names == TableNames(keyspace="ks1", journal="events")
-    assert schema.names.qualified(schema.names.journal) == "ks1.events"
-    with pytest.raises(SchemaError):
-        SchemaSettings(keyspace="bad-name")
+    assert names == TableNames(keyspace="ks1", journal="events")
+    assert names.qualified(names.journal) == "ks1.events"
+    with pytest.raises(ValidationError, match="invalid Cassandra name"):
+        CassandraSettings(keyspace="bad-name")
 
 
 def test_the_scala_migration_list_ends_at_version_8():
     assert SCALA_SCHEMA_VERSION == 8
-    assert KJOURNAL_SCHEMA_VERSION == 0
+    assert KJOURNAL_SCHEMA_VERSION == 2
     assert [step.description for step in SCALA_STEPS] == [
         "add headers map<text, text>",
         "add version text",

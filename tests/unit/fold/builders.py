@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from kjournal.fold.batch import AppendRecord, Appends, DeleteBatch, PurgeBatch
 from kjournal.model import (
+    ACTION_HEADER,
     ActionRecord,
     Append,
     AppendHeader,
@@ -88,9 +89,16 @@ def purges(offset: int, origin: str | None = None, dropped_to: int | None = None
 # Real Kafka records, as the replicator consumes them.
 
 
-def events_of(seq_nrs: Iterable[int], expire_after: ExpireAfter | None = None) -> Events:
+def events_of(
+    seq_nrs: Iterable[int], expire_after: ExpireAfter | None = None, variant: int = 0
+) -> Events:
+    """Events with payload {"n": seqNr} ({"n": seqNr, "variant": v} for another content)."""
+
+    def payload(n: int) -> JsonPayload:
+        return JsonPayload({"n": n, "variant": variant} if variant else {"n": n})
+
     return Events(
-        tuple(Event(SeqNr(n), frozenset({"tag"}), JsonPayload({"n": n})) for n in seq_nrs),
+        tuple(Event(SeqNr(n), frozenset({"tag"}), payload(n)) for n in seq_nrs),
         PayloadMetadata(expire_after=expire_after),
     )
 
@@ -115,11 +123,12 @@ def append_record(
     key: Key = KEY,
     expire_after: ExpireAfter | None = None,
     origin: str | None = "origin",
+    variant: int = 0,
 ) -> ConsumedRecord:
     action = append_action(
         key,
         timestamp_of(offset),
-        events_of(seq_nrs, expire_after),
+        events_of(seq_nrs, expire_after, variant),
         headers={"h": "v"},
         origin=origin,
         version="test",
@@ -137,3 +146,22 @@ def purge_record(offset: int, key: Key = KEY) -> ConsumedRecord:
 
 def mark_record(offset: int, key: Key = KEY) -> ConsumedRecord:
     return consumed(mark(offset, key))
+
+
+def broken(
+    record: ConsumedRecord, header: bytes | None = None, value: bytes | None = None
+) -> ConsumedRecord:
+    """`record` with its action header and/or value replaced."""
+    headers = [
+        (name, header if name == ACTION_HEADER and header is not None else data)
+        for name, data in record.headers
+    ]
+    return ConsumedRecord(
+        record.topic,
+        record.partition,
+        record.offset,
+        record.key,
+        record.value if value is None else value,
+        headers,
+        record.timestamp_ms,
+    )

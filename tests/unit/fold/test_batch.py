@@ -1,4 +1,4 @@
-"""Replication folding, table-driven: kafka-journal's BatchSpec scenarios (anatomy §9.2).
+"""Replication folding, table-driven: kafka-journal's BatchSpec scenarios.
 
 Deliberate differences from the Scala expectations:
 * a delete that takes the place of a newer, smaller delete keeps the newer offset ("ours");

@@ -1,4 +1,4 @@
-"""Planning batches against a head: kafka-journal's ReplicatedCassandraTest scenarios (anatomy §9.2).
+"""Planning batches against a head: kafka-journal's ReplicatedCassandraTest scenarios.
 
 The plans run through `InMemoryReplicatedStore`, which executes them write by write as the
 Cassandra store does; a few tests also pin the shape and order of the writes themselves.

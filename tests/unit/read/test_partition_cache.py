@@ -1,4 +1,4 @@
-"""The head cache's per-partition state: complete answers or "unknown", never a guess."""
+"""The tail cache's per-partition state: complete answers or "unknown", never a guess."""
 
 from __future__ import annotations
 

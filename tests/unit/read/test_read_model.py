@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kjournal.memory import InMemoryReplicatedStore
+from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
 from kjournal.model import (
     Action,
     Delete,
@@ -22,6 +22,7 @@ from kjournal.model import (
     Event,
     Events,
     JsonPayload,
+    JsonValue,
     Key,
     Mark,
     MarkHeader,
@@ -33,7 +34,7 @@ from kjournal.read import JournalReader
 from kjournal.replicate import replicate_partition
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 
-from tests.support.memory_read import InMemoryEventualReader, InMemoryPartitionLog
+from tests.support.memory_read import InMemoryPartitionLog
 
 TOPIC = "journal"
 KEY = Key(TOPIC, "entity")
@@ -46,6 +47,7 @@ class Op:
     kind: str  # append | delete | purge | mark
     first: int = 0
     last: int = 0
+    variant: int = 0  # an append's payloads differ from another's of the same seqNrs by it
 
 
 def _log_with(
@@ -58,7 +60,7 @@ def _log_with(
         if op.kind == "append":
             events = Events(
                 tuple(
-                    Event(SeqNr(n), payload=JsonPayload({"n": n, "key": key.id}))
+                    Event(SeqNr(n), payload=JsonPayload(_payload(key, n, op.variant)))
                     for n in range(op.first, op.last + 1)
                 )
             )
@@ -72,6 +74,13 @@ def _log_with(
         parts = encode_action(action)
         log.append(parts.key, parts.value, parts.headers, parts.timestamp_ms)
     return log
+
+
+def _payload(key: Key, n: int, variant: int) -> dict[str, JsonValue]:
+    payload: dict[str, JsonValue] = {"n": n, "key": key.id}
+    if variant:
+        payload["variant"] = variant
+    return payload
 
 
 def _replicate(
@@ -96,7 +105,7 @@ def _read(
             (r.seq_nr, r.event.payload.value if r.event.payload else None)
             async for r in reader.read(KEY, from_, to, limit)
         ]
-        return events, (await reader.plan(KEY)).info.seq_nr
+        return events, (await reader.view(KEY)).info.seq_nr
 
     return asyncio.run(run())
 
@@ -235,3 +244,94 @@ def test_random_histories_at_random_splits(
     _replicate(store, records[:split], slices)
 
     assert _read(log, store) == _truth(log)
+
+
+def _oracle(ops: list[tuple[Key, Op]]) -> tuple[list[tuple[int, object]], int | None]:
+    """The duplicate rule, naively (docs/replication.md §4): in offset order an appended event
+    whose seqNr is not above the journal's highest is dropped; a delete hides up to its bound
+    (never beyond the highest); a purge starts the journal over."""
+    events: dict[int, dict[str, JsonValue]] = {}
+    high, delete_to, exists = 0, 0, False
+    for key, op in ops:
+        if key != KEY:
+            continue
+        if op.kind == "append":
+            if not exists:
+                exists, delete_to = True, op.first - 1
+            for n in range(op.first, op.last + 1):
+                if n > high:
+                    events[n] = _payload(key, n, op.variant)
+                    high = n
+        elif op.kind == "delete" and exists:
+            delete_to = max(delete_to, min(op.last, high))
+        elif op.kind == "purge" and exists:
+            events, high, delete_to, exists = {}, 0, 0, False
+    kept: list[tuple[int, object]] = [
+        (n, payload) for n, payload in sorted(events.items()) if n > delete_to
+    ]
+    return kept, high if exists else None
+
+
+def retry(first: int, last: int | None = None, variant: int = 0) -> tuple[Key, Op]:
+    """An append of seqNrs the journal may already have (a resend, or an overlap)."""
+    return KEY, Op("append", first, first if last is None else last, variant)
+
+
+@pytest.mark.parametrize(
+    ("name", "ops"),
+    [
+        ("a resent append", [a(1), retry(2), retry(2), a(3)]),
+        ("overlapping appends", [a(1, 3), retry(2, 4), retry(1)]),
+        ("a resend with other content", [a(1, 2), retry(2, 3, variant=1)]),
+        ("late lower seqNrs", [a(1501, 1505), retry(1, 5)]),
+        ("a resend after a delete", [a(1, 3), d(3), retry(3, 4)]),
+        ("a resend after a purge is a new journal", [a(1, 3), PURGE, retry(1, 2, variant=1)]),
+        ("a resend across other journals", [a(1, 2), NOISE, retry(1, 3, variant=2), NOISE]),
+    ],
+)
+def test_duplicates_are_dropped_alike_before_and_after_replication(
+    name: str, ops: list[tuple[Key, Op]]
+) -> None:
+    assert _truth(_log_with(ops)) == _oracle(ops)
+    _check_every_split(ops)
+
+
+@st.composite
+def histories_with_retries(draw: st.DrawFn) -> list[tuple[Key, Op]]:
+    ops: list[tuple[Key, Op]] = []
+    pointer = 0
+    for _ in range(draw(st.integers(1, 16))):
+        kind = draw(st.sampled_from(["append", "append", "retry", "retry", "delete", "purge"]))
+        if kind == "append":
+            first = pointer + 1 + draw(st.integers(0, 1))
+            last = first + draw(st.integers(0, 3))
+            ops.append(a(first, last))
+            pointer = last
+        elif kind == "retry":
+            first = draw(st.integers(1, pointer + 2))
+            last = first + draw(st.integers(0, 3))
+            ops.append(retry(first, last, variant=draw(st.integers(0, 1))))
+            pointer = max(pointer, last)
+        elif kind == "delete":
+            ops.append(d(draw(st.integers(1, pointer + 2))))
+        else:
+            ops.append(PURGE)
+            pointer = 0
+        if draw(st.booleans()):
+            ops.append(NOISE)
+    return ops
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=histories_with_retries(), slices=st.integers(1, 4), data=st.data())
+def test_random_retries_read_the_same_before_during_and_after_replication(
+    ops: list[tuple[Key, Op]], slices: int, data: st.DataObject
+) -> None:
+    log = _log_with(ops)
+    records = log.records[0]
+    expected = _oracle(ops)
+    split = data.draw(st.integers(0, len(records)))
+    for replicated in (0, split, len(records)):
+        store = InMemoryReplicatedStore()
+        _replicate(store, records[:replicated], slices)
+        assert _read(log, store) == expected, f"{replicated} of {len(records)} records replicated"

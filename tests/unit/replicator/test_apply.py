@@ -8,12 +8,12 @@ import time
 from collections.abc import Sequence
 
 import pytest
-from kjournal.errors import CassandraUnavailable
+from kjournal.errors import CassandraUnavailable, SliceTimeout
 from kjournal.fold.plan import Step
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import Key
 from kjournal.wire.record import ConsumedRecord
-from kjournal_replicator.apply import SliceTimeout, apply_records, to_record
+from kjournal_replicator.apply import apply_records, to_record
 from kjournal_replicator.settings import ApplySettings
 
 from tests.unit.fold.builders import TOPIC, append_record, mark_record

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kjournal_replicator.jars import JarsNotFound, default_jars_dir, kafka_source_jars
+from kjournal.errors import SparkJarsNotFound
+from kjournal_replicator.jars import kafka_source_jars
 
 BUNDLE = [
     "spark-sql-kafka-0-10_2.13-4.0.0.jar",
@@ -45,14 +46,8 @@ def test_only_artifacts_spark_lacks_whatever_their_version(tmp_path: Path) -> No
 
 
 def test_a_missing_folder_or_source_jar_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(JarsNotFound, match="KJOURNAL_SPARK__JARS_DIR"):
+    with pytest.raises(SparkJarsNotFound, match="KJOURNAL_SPARK__JARS_DIR"):
         kafka_source_jars(tmp_path / "nowhere")
     touch(tmp_path / "bundle", ["kafka-clients-3.9.0.jar"])
-    with pytest.raises(JarsNotFound, match="spark-sql-kafka-0-10"):
+    with pytest.raises(SparkJarsNotFound, match="spark-sql-kafka-0-10"):
         kafka_source_jars(tmp_path / "bundle")
-
-
-def test_the_default_folder_is_kjournal_devs_cache() -> None:
-    folder = default_jars_dir("4.0.0")
-    assert folder is not None
-    assert folder.name == "spark-sql-kafka-4.0.0"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kjournal.settings import Consistency
+from kjournal.cassandra.settings import Consistency
 from kjournal_replicator.kafka_source import FETCH_MAX_WAIT_MS, source_options
 from kjournal_replicator.settings import ReplicatorSettings, SparkSettings, TopicSettings
 from pydantic import ValidationError

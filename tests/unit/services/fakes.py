@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kjournal.errors import KJournalError
-from kjournal.journal import AppendResult
 from kjournal.model import Event, EventRecord, Events, Key, PartitionOffset, RecordMetadata
+from kjournal.model.results import AppendResult
 
 
 class FakeJournal:

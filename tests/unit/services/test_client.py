@@ -16,6 +16,7 @@ from kjournal.errors import (
     DeadlineExceeded,
     FormatError,
     KafkaUnavailable,
+    OutcomeUnknown,
     RecordTooLarge,
     Unavailable,
 )
@@ -102,17 +103,45 @@ def test_gets_are_retried_on_503_then_give_up():
     assert calls == 3
 
 
-def test_appends_are_not_retried_after_they_were_sent():
+def test_appends_deletes_and_marks_are_retried_but_a_sent_purge_is_not():
+    """A resent append is dropped as a duplicate if its first copy landed (so retrying is safe);
+    a second purge would erase what was appended in between."""
+    calls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.method)
+        if len(calls) % 2 == 1:
+            return _problem_response(504, "outcome-unknown")
+        if request.method == "POST" and request.url.path.endswith("/events"):
+            body = {"partition": 0, "offset": 1, "from": 1, "to": 1}
+            return httpx.Response(201, json={**body, "timestamp": "2025-01-01T00:00:00Z"})
+        return httpx.Response(202, json={"partition": 0, "offset": 1, "id": "m"})
+
+    with _client(handler) as client:
+        client.append(KEY, [Event(SeqNr(1))])
+        client.delete(KEY, 1)
+        client.mark(KEY)
+        assert calls == ["POST", "POST", "DELETE", "DELETE", "POST", "POST"]
+        with pytest.raises(OutcomeUnknown):
+            client.purge(KEY)
+        assert calls[-1] == "DELETE"
+        assert len(calls) == 7
+
+
+def test_retries_stop_when_the_budget_is_spent():
     calls = 0
 
     def handler(request: httpx.Request) -> httpx.Response:
         nonlocal calls
         calls += 1
-        return _problem_response(503, "kafka-unavailable")
+        return httpx.Response(503, json=_problem(503, "kafka-unavailable"))
 
-    with _client(handler) as client, pytest.raises(KafkaUnavailable):
+    policy = RetryPolicy(budget_s=0.3, backoff_s=0.05, max_backoff_s=0.05)
+    transport = httpx.MockTransport(handler)
+    client = Client("http://w", "http://r", retry=policy, transport=transport)
+    with client, pytest.raises(KafkaUnavailable):
         client.append(KEY, [Event(SeqNr(1))])
-    assert calls == 1
+    assert 3 <= calls <= 12
 
 
 def test_appends_are_retried_when_no_connection_could_be_opened():

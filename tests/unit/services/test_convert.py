@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from kjournal.api.convert import (
-    append_batch,
+    append_args,
     append_request_body,
     append_response,
     append_response_json,
@@ -26,7 +26,6 @@ from kjournal.errors import (
     KJournalError,
     SeqNrOrderError,
 )
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import (
     BinaryPayload,
     Event,
@@ -44,6 +43,7 @@ from kjournal.model import (
     TextPayload,
 )
 from kjournal.model.head import Expiry
+from kjournal.model.results import AppendResult, JournalStatus
 from pydantic import ValidationError
 
 
@@ -52,7 +52,7 @@ def request(**body: Any) -> AppendRequest:
 
 
 def test_a_full_request_becomes_a_batch():
-    batch = append_batch(
+    batch = append_args(
         request(
             events=[
                 {"seqNr": 1, "payload": {"a": [1, 2]}, "tags": ["x", "y", "x"]},
@@ -80,7 +80,7 @@ def test_a_full_request_becomes_a_batch():
 
 
 def test_expire_after_may_be_milliseconds():
-    batch = append_batch(request(events=[{"seqNr": 1}], expireAfter=60_000))
+    batch = append_args(request(events=[{"seqNr": 1}], expireAfter=60_000))
     assert batch.metadata.payload.expire_after == ExpireAfter.of(1, "minute")
 
 
@@ -102,12 +102,12 @@ def test_expire_after_may_be_milliseconds():
         ),
         ({"events": [{"seqNr": 1, "payloadType": "text"}]}, InvalidPayload, "no payload"),
         ({"events": [{"seqNr": 1}], "expireAfter": "later"}, InvalidDuration, "expireAfter"),
-        ({"events": [{"seqNr": 1}], "expireAfter": 0}, InvalidDuration, "expireAfter"),
+        ({"events": [{"seqNr": 1}], "expireAfter": "0 days"}, InvalidDuration, "expireAfter"),
     ],
 )
 def test_invalid_batches_raise_the_specific_error(body: dict[str, Any], error: type, message: str):
     with pytest.raises(error, match=message.replace("[", r"\[").replace("]", r"\]")):
-        append_batch(AppendRequest.model_validate(body))
+        append_args(AppendRequest.model_validate(body))
 
 
 @pytest.mark.parametrize(
@@ -138,7 +138,7 @@ def test_the_client_body_round_trips_through_the_server_schema():
     )
     metadata = RecordMetadata(HeaderMetadata([1, 2]), events.metadata)
     body = append_request_body(events, metadata, {"h": "v"})
-    batch = append_batch(AppendRequest.model_validate(body))
+    batch = append_args(AppendRequest.model_validate(body))
     assert batch.events == events
     assert batch.metadata == metadata
     assert batch.headers == {"h": "v"}
@@ -233,4 +233,4 @@ def test_status_round_trips():
 
 def test_kjournal_errors_are_the_only_errors_conversion_raises():
     with pytest.raises(KJournalError):
-        append_batch(request(events=[{"seqNr": 1, "payloadType": "binary", "payload": "x"}]))
+        append_args(request(events=[{"seqNr": 1, "payloadType": "binary", "payload": "x"}]))

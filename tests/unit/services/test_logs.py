@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from kjournal.api.logs import configure_logging
+from kjournal_service.logs import configure_logging
 
 
 @pytest.fixture(autouse=True)
@@ -38,3 +38,23 @@ def test_access_log_goes_through_the_root_handler_when_asked_for() -> None:
     access = logging.getLogger("uvicorn.access")
     assert access.hasHandlers()
     assert not access.handlers
+
+
+def test_client_library_lines_are_throttled_per_kind() -> None:
+    from kjournal_service.log_limits import Throttle
+
+    throttle = Throttle(interval_s=60)
+
+    def record(name: str, msg: str) -> logging.LogRecord:
+        return logging.LogRecord(name, logging.ERROR, __file__, 1, msg, ("node-1",), None)
+
+    lines = [record("aiokafka.conn", "Unable connect to node %s") for _ in range(1000)]
+    passed = [r for r in lines if throttle.filter(r)]
+    assert len(passed) == 1
+    assert throttle.filter(record("aiokafka.conn", "another kind %s"))
+    assert all(throttle.filter(record("kjournal.read", "ours %s")) for _ in range(3))
+
+    throttle.interval_s = 0  # the interval is over: the next line says what was dropped
+    later = record("aiokafka.conn", "Unable connect to node %s")
+    assert throttle.filter(later)
+    assert "999 more like it" in later.getMessage()

@@ -7,10 +7,10 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest
-from kjournal.api.ndjson import ndjson_chunks, prefetch
 from kjournal.errors import KafkaUnavailable
 from kjournal.metrics import Metrics
-from kjournal.metrics_prometheus import PrometheusMetrics
+from kjournal_service.metrics_prometheus import PrometheusMetrics
+from kjournal_service.ndjson import ndjson_chunks, prefetch
 
 
 def test_counters_histograms_and_gauges_are_exposed():

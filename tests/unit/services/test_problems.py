@@ -11,10 +11,10 @@ from kjournal.api.problems import (
     PROBLEM_TYPE_PREFIX,
     error_for_problem,
     problem_for_error,
-    problem_response,
     validation_problem,
 )
 from kjournal.api.schemas import Problem
+from kjournal_service.problems import problem_response
 
 
 def _example(cls: type[errors.KJournalError]) -> errors.KJournalError:
@@ -122,6 +122,17 @@ def test_validation_errors_name_each_field():
         {"location": "body", "field": "body", "detail": "JSON decode error", "pointer": "#"},
     ]
     assert type(error_for_problem(problem)) is errors.InvalidInput
+
+
+def test_an_invalid_mapping_key_is_named_as_the_key_not_a_member():
+    problem = validation_problem(
+        [
+            {"loc": ("body", "headers", "", "[key]"), "msg": "too short"},
+            {"loc": ("body", "headers", "a.b"), "msg": "not a string"},
+        ]
+    )
+    fields = [(item["field"], item["pointer"]) for item in problem.extras["errors"]]
+    assert fields == [('headers[""]', "#/headers/"), ("headers.a.b", "#/headers/a.b")]
 
 
 def test_an_unknown_problem_type_is_a_plain_kjournal_error():

@@ -35,6 +35,9 @@ def _up(platform: Platform, args: argparse.Namespace) -> int:
         print(f"  {name:<17} {url}   ({extra})")
     print(f"  spark kafka jars  {endpoints.spark_kafka_jars}")
     print(f"  data and logs     {endpoints.data_dir}")
+    if args.supervise:
+        print("supervising: whatever exits is restarted on its data (Ctrl-C stops supervising)")
+        platform.supervise(report=_report)
     return 0
 
 
@@ -81,6 +84,21 @@ def _follow(path: Path) -> None:
             return
 
 
+def _settings_docs(platform: Platform, args: argparse.Namespace) -> int:
+    from kjournal_dev import settings_docs
+
+    if args.write:
+        settings_docs.docs_path().write_text(settings_docs.render())
+        print(f"wrote {settings_docs.docs_path()}")
+        return 0
+    problem = settings_docs.check()
+    if problem is not None:
+        print(f"kjournal-dev: {problem}", file=sys.stderr)
+        return 1
+    print("docs/configuration.md is up to date")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kjournal-dev",
@@ -88,11 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
         "Settings come from KJOURNAL_DEV_* variables (see README).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser(
+    up = sub.add_parser(
         "up",
         help="fetch (once), start and wait for Kafka and Cassandra; create topics and schema; "
-        "start the writer and reader services",
-    ).set_defaults(run=_up)
+        "start the writer, reader and replicator; whatever died is restarted on its data",
+    )
+    up.add_argument(
+        "--supervise",
+        action="store_true",
+        help="then stay in the foreground, restarting whatever exits (with backoff)",
+    )
+    up.set_defaults(run=_up)
     sub.add_parser("status", help="probe each service; exit 1 unless all are healthy").set_defaults(
         run=_status
     )
@@ -104,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("-n", "--lines", type=int, default=50)
     logs.add_argument("-f", "--follow", action="store_true")
     logs.set_defaults(run=_logs)
+    docs = sub.add_parser(
+        "settings-docs",
+        help="check (or --write) docs/configuration.md against the services' settings classes",
+    )
+    docs.add_argument("--write", action="store_true", help="regenerate the file")
+    docs.set_defaults(run=_settings_docs)
     kind_cli.register(sub)
     return parser
 

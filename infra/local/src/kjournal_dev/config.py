@@ -1,10 +1,24 @@
-"""Settings of the local platform, read from `KJOURNAL_DEV_*` environment variables."""
+"""Settings of the local platform tool, from `KJOURNAL_DEV_*` environment variables.
+
+A pydantic model like the services' settings (docs/configuration.md lists both), validated from
+the environment by `DevConfig.from_env`; a bad value is one `DevError` line naming the variable.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from kjournal_dev.errors import DevError
 
@@ -12,6 +26,8 @@ KAFKA_VERSION = "4.3.1"
 CASSANDRA_VERSION = "5.0.8"
 LOG4J_VERSION = "2.25.2"
 DEFAULT_SPARK_VERSION = "4.0.0"
+
+ENV_PREFIX = "KJOURNAL_DEV_"
 
 
 def find_repo_root(start: Path | None = None) -> Path:
@@ -23,50 +39,105 @@ def find_repo_root(start: Path | None = None) -> Path:
     return Path.cwd()
 
 
-def _int_env(env: dict[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
+def _installed_pyspark_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        value = int(raw)
-    except ValueError:
-        raise DevError(f"{name}={raw!r} is not a whole number") from None
-    if value <= 0:
-        raise DevError(f"{name}={raw!r} must be positive")
-    return value
+        return version("pyspark")
+    except PackageNotFoundError:
+        return DEFAULT_SPARK_VERSION
 
 
-def _path_env(env: dict[str, str], name: str, default: Path) -> Path:
-    raw = env.get(name, "").strip()
-    return Path(raw).expanduser().resolve() if raw else default
+def _port(default: int, what: str) -> Any:
+    return Field(default=default, ge=1, le=65535, description=what)
 
 
-@dataclass(frozen=True)
-class DevConfig:
-    """Where things live and which ports they use; every field has a `KJOURNAL_DEV_*` variable."""
+class DevConfig(BaseModel):
+    """Where things live and which ports they use; every field is a `KJOURNAL_DEV_*` variable
+    (its alias)."""
 
-    cache_dir: Path
-    state_dir: Path
-    maven_local_repo: Path
-    maven_repo_url: str | None = None
-    java: str | None = None
-    host: str = "127.0.0.1"
-    kafka_port: int = 9092
-    kafka_controller_port: int = 9093
-    cassandra_port: int = 9042
-    cassandra_storage_port: int = 7000
-    kafka_heap_mb: int = 512
-    cassandra_heap_mb: int = 1024
-    topics: tuple[str, ...] = ("journal",)
-    partitions: int = 8
-    keyspace: str = "journal"
-    kafka_timeout_s: int = 90
-    cassandra_timeout_s: int = 180
-    spark_version: str = DEFAULT_SPARK_VERSION
-    writer_port: int = 8081
-    replicator_port: int = 9400
-    reader_port: int = 8082
-    service_timeout_s: int = 60
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    cache_dir: Path = Field(
+        alias="KJOURNAL_DEV_CACHE",
+        description="jars, the local Maven repository and built tools (default: <repo>/.cache)",
+    )
+    state_dir: Path = Field(
+        alias="KJOURNAL_DEV_STATE_DIR",
+        description="where `up` records PIDs and ports (default: <cache>/dev)",
+    )
+    maven_local_repo: Path = Field(
+        alias="KJOURNAL_DEV_MAVEN_LOCAL_REPO",
+        description="Maven's local repository (default: <cache>/m2)",
+    )
+    maven_repo_url: str | None = Field(
+        default=None,
+        alias="KJOURNAL_DEV_MAVEN_REPO",
+        description="a Maven repository to fetch from instead of Maven Central",
+    )
+    java: str | None = Field(
+        default=None,
+        alias="KJOURNAL_DEV_JAVA",
+        description="the Java 17 to run Kafka and Cassandra (default: $JAVA_HOME, else PATH)",
+    )
+    host: str = Field(
+        default="127.0.0.1", alias="KJOURNAL_DEV_HOST", description="loopback address"
+    )
+    kafka_port: int = _port(9092, "Kafka broker port")
+    kafka_controller_port: int = _port(9093, "Kafka controller port")
+    cassandra_port: int = _port(9042, "Cassandra CQL port")
+    cassandra_storage_port: int = _port(7000, "Cassandra storage port")
+    kafka_heap_mb: int = Field(default=512, ge=64, description="Kafka JVM heap, MiB")
+    cassandra_heap_mb: int = Field(default=1024, ge=256, description="Cassandra JVM heap, MiB")
+    topics: tuple[str, ...] = Field(
+        default=("journal",), description="comma-separated topics `up` creates"
+    )
+    partitions: int = Field(default=8, ge=1, description="partitions of the topics `up` creates")
+    keyspace: str = Field(default="journal", description="keyspace that receives the schema")
+    kafka_timeout_s: int = Field(
+        default=90, ge=1, alias="KJOURNAL_DEV_KAFKA_TIMEOUT", description="seconds Kafka may take"
+    )
+    cassandra_timeout_s: int = Field(
+        default=180,
+        ge=1,
+        alias="KJOURNAL_DEV_CASSANDRA_TIMEOUT",
+        description="seconds Cassandra may take to answer",
+    )
+    spark_version: str = Field(
+        default_factory=_installed_pyspark_version,
+        description="Spark version whose Kafka source jars are fetched (default: pyspark's)",
+    )
+    writer_port: int = _port(8081, "writer service port")
+    reader_port: int = _port(8082, "reader service port")
+    replicator_port: int = _port(9400, "replicator's health and metrics port")
+    service_timeout_s: int = Field(
+        default=60,
+        ge=1,
+        alias="KJOURNAL_DEV_SERVICE_TIMEOUT",
+        description="seconds a service may take to become ready",
+    )
+
+    @field_validator("topics", mode="before")
+    @classmethod
+    def _split_topics(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = tuple(part.strip() for part in value.split(",") if part.strip())
+        return value or ("journal",)
+
+    @field_validator("cache_dir", "state_dir", "maven_local_repo")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _paths_under_the_cache(cls, values: Any) -> Any:
+        if isinstance(values, dict):
+            cache = Path(values.get("cache_dir") or find_repo_root() / ".cache")
+            values = {"cache_dir": cache, **values}
+            values.setdefault("state_dir", cache / "dev")
+            values.setdefault("maven_local_repo", cache / "m2")
+        return values
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -81,42 +152,24 @@ class DevConfig:
         return self.cache_dir / "jars"
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> DevConfig:
-        env = dict(os.environ if env is None else env)
-        root = find_repo_root()
-        cache = _path_env(env, "KJOURNAL_DEV_CACHE", root / ".cache")
-        topics = tuple(
-            t.strip() for t in env.get("KJOURNAL_DEV_TOPICS", "journal").split(",") if t.strip()
-        )
-        return cls(
-            cache_dir=cache,
-            state_dir=_path_env(env, "KJOURNAL_DEV_STATE_DIR", cache / "dev"),
-            maven_local_repo=_path_env(env, "KJOURNAL_DEV_MAVEN_LOCAL_REPO", cache / "m2"),
-            maven_repo_url=env.get("KJOURNAL_DEV_MAVEN_REPO") or None,
-            java=env.get("KJOURNAL_DEV_JAVA") or None,
-            kafka_port=_int_env(env, "KJOURNAL_DEV_KAFKA_PORT", 9092),
-            kafka_controller_port=_int_env(env, "KJOURNAL_DEV_KAFKA_CONTROLLER_PORT", 9093),
-            cassandra_port=_int_env(env, "KJOURNAL_DEV_CASSANDRA_PORT", 9042),
-            cassandra_storage_port=_int_env(env, "KJOURNAL_DEV_CASSANDRA_STORAGE_PORT", 7000),
-            kafka_heap_mb=_int_env(env, "KJOURNAL_DEV_KAFKA_HEAP_MB", 512),
-            cassandra_heap_mb=_int_env(env, "KJOURNAL_DEV_CASSANDRA_HEAP_MB", 1024),
-            topics=topics or ("journal",),
-            partitions=_int_env(env, "KJOURNAL_DEV_PARTITIONS", 8),
-            keyspace=env.get("KJOURNAL_DEV_KEYSPACE", "journal") or "journal",
-            kafka_timeout_s=_int_env(env, "KJOURNAL_DEV_KAFKA_TIMEOUT", 90),
-            cassandra_timeout_s=_int_env(env, "KJOURNAL_DEV_CASSANDRA_TIMEOUT", 180),
-            spark_version=env.get("KJOURNAL_DEV_SPARK_VERSION") or _installed_pyspark_version(),
-            writer_port=_int_env(env, "KJOURNAL_DEV_WRITER_PORT", 8081),
-            replicator_port=_int_env(env, "KJOURNAL_DEV_REPLICATOR_PORT", 9400),
-            reader_port=_int_env(env, "KJOURNAL_DEV_READER_PORT", 8082),
-            service_timeout_s=_int_env(env, "KJOURNAL_DEV_SERVICE_TIMEOUT", 60),
-        )
+    def env_name(cls, field: str) -> str:
+        """The variable that sets `field`."""
+        alias = cls.model_fields[field].alias
+        return alias or ENV_PREFIX + field.upper()
 
-
-def _installed_pyspark_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pyspark")
-    except PackageNotFoundError:
-        return DEFAULT_SPARK_VERSION
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> DevConfig:
+        """The settings from `env` (default: the process environment); empty values are unset."""
+        env = os.environ if env is None else env
+        values = {
+            field: env[name]
+            for field in cls.model_fields
+            if (name := cls.env_name(field)) in env and env[name].strip()
+        }
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = str(error["loc"][0]) if error["loc"] else ""
+            name = cls.env_name(field) if field in cls.model_fields else field
+            raise DevError(f"{name}={values.get(field)!r}: {error['msg']}") from None

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import logging
 import subprocess
 import uuid
-from collections.abc import Iterable
 from pathlib import Path
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaError, TopicAlreadyExistsError
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
@@ -68,7 +66,8 @@ def server_properties(config: DevConfig, log_dir: Path) -> str:
 
 
 def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[int, Path]:
-    """Format the storage and start the broker; returns (pid, log file). Does not wait."""
+    """Start the broker on its storage, formatting it first if it never was; returns (pid, log
+    file). Does not wait. A restart keeps the storage and its cluster id, and appends to the log."""
     home = data_dir / "kafka"
     home.mkdir(parents=True, exist_ok=True)
     properties = home / "server.properties"
@@ -76,26 +75,8 @@ def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[in
     (home / "log4j2.xml").write_text(_LOG4J2)
     classpath = f"{jars}/*"
     log_file = home / "kafka.log"
-    fmt = subprocess.run(
-        [
-            java.executable,
-            "-cp",
-            classpath,
-            "kafka.tools.StorageTool",
-            "format",
-            "-t",
-            _cluster_id(),
-            "-c",
-            str(properties),
-            "--ignore-formatted",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if fmt.returncode != 0:
-        log_file.write_text(fmt.stdout + fmt.stderr)
-        raise DevError(f"formatting Kafka storage failed; see {log_file}")
+    if not (home / "data" / "meta.properties").exists():
+        _format(java, classpath, properties, home / "format.log")
     pid = spawn(
         [
             java.executable,
@@ -113,6 +94,30 @@ def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[in
         cwd=home,
     )
     return pid, log_file
+
+
+def _format(java: Java, classpath: str, properties: Path, log_file: Path) -> None:
+    """Format new storage with a new cluster id; the tool's output goes to `log_file`."""
+    fmt = subprocess.run(
+        [
+            java.executable,
+            "-cp",
+            classpath,
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            _cluster_id(),
+            "-c",
+            str(properties),
+            "--ignore-formatted",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    log_file.write_text(fmt.stdout + fmt.stderr)
+    if fmt.returncode != 0:
+        raise DevError(f"formatting Kafka storage failed; see {log_file}")
 
 
 async def _describe(bootstrap: str) -> None:
@@ -136,20 +141,6 @@ async def probe(bootstrap: str) -> bool:
     finally:
         client_log.setLevel(level)
     return True
-
-
-async def create_topics(bootstrap: str, names: Iterable[str], partitions: int) -> None:
-    """Create the journal topics if they are missing (existing ones are left as they are)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
-    await admin.start()
-    try:
-        existing = set(await admin.list_topics())
-        missing = [NewTopic(name, partitions, 1) for name in names if name not in existing]
-        if missing:
-            with contextlib.suppress(TopicAlreadyExistsError):
-                await admin.create_topics(missing)
-    finally:
-        await admin.close()
 
 
 def log_tail(log_file: Path) -> str:

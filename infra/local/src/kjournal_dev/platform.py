@@ -10,9 +10,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from threading import Event
 
-from kjournal_dev import cassandra_node, kafka_node, maven, services
+from kjournal_dev import cassandra_node, kafka_node, maven, services, topics
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.java import find_java
@@ -72,11 +74,12 @@ class Platform:
         then (unless `with_services` is false) the writer and reader services."""
         config = self.config
         state = self._state()
-        to_start = [n for n in (KAFKA, CASSANDRA) if not self._running(state, n)]
-        if state is None or len(to_start) == 2:
+        if state is None or not Path(state.data_dir).is_dir():
+            # A new platform (or one whose data is gone, with a reboot's temporary files).
             if state is not None:
                 self._forget(state)
             state = PlatformState(data_dir=tempfile.mkdtemp(prefix="kjournal-dev-"))
+        to_start = [n for n in (KAFKA, CASSANDRA) if not self._running(state, n)]
         data_dir = Path(state.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
 
@@ -122,9 +125,7 @@ class Platform:
                     str(data_dir / "cassandra"),
                     [config.cassandra_port, config.cassandra_storage_port],
                 )
-            state.components[name] = component
-            state.save(config.state_file)
-            report(f"started {name} (pid {pid}), log: {log}")
+            self._record_start(state, component, report)
 
         self._wait(
             state,
@@ -140,9 +141,7 @@ class Platform:
             lambda: cassandra_node.probe(config.host, config.cassandra_port) is not None,
             report,
         )
-        asyncio.run(
-            kafka_node.create_topics(config.kafka_bootstrap, config.topics, config.partitions)
-        )
+        asyncio.run(topics.ensure_topics(config.kafka_bootstrap, config.topics, config.partitions))
         report(
             f"topics ready: {', '.join(config.topics)} ({config.partitions} partitions when new)"
         )
@@ -174,15 +173,54 @@ class Platform:
             },
         )
         for spec in to_start:
-            component = services.start(spec, config, data_dir)
-            state.components[spec.name] = component
-            state.save(config.state_file)
-            report(f"started {spec.name} (pid {component.pid}), log: {component.log_file}")
+            self._record_start(state, services.start(spec, config, data_dir), report)
         for spec in services.SERVICES:
             ready = functools.partial(services.is_ready, spec.url(config), spec.health_path)
             timeout = max(config.service_timeout_s, spec.min_start_timeout_s)
             self._wait(state, spec.name, timeout, ready, report)
         return {spec.name: spec.url(config) for spec in services.SERVICES}
+
+    def _record_start(
+        self, state: PlatformState, component: ComponentState, report: Reporter
+    ) -> None:
+        """Keep `component` in the state; one that had run before and died is a restart (on its
+        existing data and log)."""
+        before = state.components.get(component.name)
+        if before is not None:
+            component.restarts = before.restarts + 1
+            component.restarted_at = datetime.now(UTC).isoformat(timespec="seconds")
+        state.components[component.name] = component
+        state.save(self.config.state_file)
+        verb = "restarted" if before is not None else "started"
+        report(f"{verb} {component.name} (pid {component.pid}), log: {component.log_file}")
+
+    def supervise(
+        self, report: Reporter = _quiet, interval_s: float = 2.0, stop: Event | None = None
+    ) -> None:
+        """Keep everything `up` started running: whatever exits is restarted (on its data), with
+        an exponential backoff (up to a minute) while it keeps failing. Returns when `stop` is
+        set; Ctrl-C stops supervising and leaves the processes running."""
+        stop = stop or Event()
+        failures = 0
+        while not stop.wait(interval_s if failures == 0 else min(60.0, 2.0**failures)):
+            state = self._state()
+            if state is None:
+                return  # `down` ran meanwhile
+            dead = [name for name in state.components if not self._running(state, name)]
+            if not dead:
+                failures = 0
+                continue
+            report(f"{', '.join(dead)} exited: restarting")
+            try:
+                self.up(
+                    report=report,
+                    with_services=any(n not in (KAFKA, CASSANDRA) for n in state.components),
+                )
+            except DevError as err:
+                failures += 1
+                report(f"restart failed (attempt {failures}): {err}")
+            else:
+                failures = 0
 
     def _fetch(self, report: Reporter) -> Path:
         bundles = [
@@ -239,6 +277,11 @@ class Platform:
                 continue
             running = is_running(component.pid, component.marker)
             detail, healthy = "stopped", False
+            restarted = (
+                f", restarted {component.restarts}x (last {component.restarted_at})"
+                if component.restarts
+                else ""
+            )
             if running and name == KAFKA:
                 healthy = asyncio.run(kafka_node.probe(component.address))
                 detail = "metadata ok" if healthy else "not answering"
@@ -258,7 +301,7 @@ class Platform:
                     component.address,
                     running,
                     healthy,
-                    detail,
+                    detail + restarted,
                     component.log_file,
                 )
             )

@@ -15,6 +15,8 @@ class ComponentState:
     log_file: str
     marker: str
     ports: list[int] = field(default_factory=list)
+    restarts: int = 0  # times `up` started it again after it had died
+    restarted_at: str | None = None
 
 
 @dataclass

@@ -9,18 +9,20 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import version
 from typing import Any, Protocol, TypeVar
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
-from kjournal.api.asgi import ASGIApp, BodyLimit, RawPathRouting, RequestMetrics
-from kjournal.api.logs import configure_logging
-from kjournal.api.openapi import finish_openapi
-from kjournal.api.settings import HttpSettings
-from kjournal.metrics_prometheus import PrometheusMetrics
+from kjournal.api.keys import KeyRules
 from pydantic import BaseModel
 
+from kjournal_service.asgi import ASGIApp, BodyLimit, RawPathRouting, RequestMetrics
+from kjournal_service.deps import known_query
 from kjournal_service.hot_routes import HotEndpoint, HotRoutes
+from kjournal_service.logs import configure_logging
+from kjournal_service.metrics_prometheus import PrometheusMetrics
+from kjournal_service.openapi import OpenApiTouch, finish_openapi
 from kjournal_service.problems import ProblemHandlers
+from kjournal_service.settings import HttpSettings
 
 __all__ = ["ServiceSettingsLike", "environment_app", "service_app"]
 
@@ -44,13 +46,15 @@ def service_app(
     lifespan: Lifespan,
     routers: Sequence[APIRouter],
     openapi_models: Sequence[type[BaseModel]],
+    openapi_touch: OpenApiTouch | None = None,
     hot_endpoints: Sequence[HotEndpoint] = (),
 ) -> FastAPI:
     """The app of `kjournal-<service>`: settings, metrics and key rules in `app.state` (the
     lifespan adds the clients), problem handlers, the routers, and the ASGI middleware.
 
-    `hot_endpoints`, endpoints of routes in `routers`, are served by `HotRoutes`, past FastAPI's
-    routing and dependency solving."""
+    `openapi_models` are added to the OpenAPI components, and `openapi_touch` may state in the
+    document what the service's settings impose. `hot_endpoints`, endpoints of routes in
+    `routers`, are served by `HotRoutes`, past FastAPI's routing and dependency solving."""
     metrics = PrometheusMetrics()
     app = _ServiceApp(
         title=f"kjournal {service}",
@@ -60,6 +64,7 @@ def service_app(
         # The services export Prometheus metrics; FastAPI's OpenTelemetry hooks would look up the
         # OTel providers (and environment variables) on every request, for nothing.
         telemetry={"tracing": False, "metrics": False, "logs": False},
+        dependencies=[Depends(known_query)],
     )
     app.state.settings = settings
     app.state.metrics = metrics
@@ -68,7 +73,8 @@ def service_app(
     problems.install(app)
     for router in routers:
         app.include_router(router)
-    app.openapi = lambda: _openapi(app, openapi_models)  # type: ignore[method-assign]
+    keys = settings.http.key_rules
+    app.openapi = lambda: _openapi(app, openapi_models, keys, openapi_touch)  # type: ignore[method-assign]
     hot = [_route_of(routers, endpoint) for endpoint in hot_endpoints]
     max_body_bytes = settings.http.max_body_bytes
 
@@ -122,12 +128,17 @@ def _route_of(routers: Sequence[APIRouter], endpoint: HotEndpoint) -> APIRoute:
     raise ValueError(f"no route of the service's routers has the endpoint {endpoint!r}")
 
 
-def _openapi(app: FastAPI, models: Sequence[type[BaseModel]]) -> dict[str, Any]:
+def _openapi(
+    app: FastAPI,
+    models: Sequence[type[BaseModel]],
+    keys: KeyRules,
+    touch: OpenApiTouch | None,
+) -> dict[str, Any]:
     if app.openapi_schema is None:
         schema = get_openapi(
             title=app.title, version=app.version, description=app.description, routes=app.routes
         )
-        app.openapi_schema = finish_openapi(schema, tuple(models))
+        app.openapi_schema = finish_openapi(schema, tuple(models), keys, touch)
     return app.openapi_schema
 
 

@@ -4,17 +4,21 @@ thread pool, a thread hop per dependency per request): what the app state holds 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, cast
 
 from fastapi import Depends, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from kjournal.api.keys import KeyRules
-from kjournal.api.settings import HttpSettings
 from kjournal.journal import Journal, Journals
 from kjournal.kafka.topics import TopicPartitions
-from kjournal.metrics_prometheus import PrometheusMetrics
 from kjournal.model import Key
 
+from kjournal_service.metrics_prometheus import PrometheusMetrics
 from kjournal_service.params import IdPath, TopicPath
+from kjournal_service.settings import HttpSettings
 
 __all__ = [
     "HttpDep",
@@ -49,7 +53,7 @@ async def get_journals(request: Request) -> Journals:
 
 
 async def get_topics(request: Request) -> TopicPartitions:
-    return cast(TopicPartitions, request.app.state.topics)
+    return cast(Journals, request.app.state.journals).topics
 
 
 async def get_metrics(request: Request) -> PrometheusMetrics:
@@ -70,6 +74,51 @@ TopicsDep = Annotated[TopicPartitions, Depends(get_topics)]
 MetricsDep = Annotated[PrometheusMetrics, Depends(get_metrics)]
 KeyDep = Annotated[Key, Depends(get_key)]
 TopicDep = Annotated[str, Depends(get_topic)]
+
+
+def check_query(request: Request) -> None:
+    """Refuse a query parameter the route does not take (`?form=3` for `from`) or one given twice
+    (`?to=1&to=2`): ignoring it, or keeping one of two values, would act on a guess."""
+    names = [name for name, _ in request.query_params.multi_items()]
+    if not names:
+        return
+    known = _query_names(request.scope.get("route"))
+    errors = [
+        {"type": "value_error", "loc": ("query", name), "msg": "not a parameter of this route"}
+        for name in sorted(set(names) - known)
+    ]
+    errors += [
+        {"type": "value_error", "loc": ("query", name), "msg": "given more than once"}
+        for name in sorted({name for name in names if names.count(name) > 1} & known)
+    ]
+    if errors:
+        raise RequestValidationError(errors)
+
+
+async def known_query(request: Request) -> None:
+    """check_query as an app-wide FastAPI dependency."""
+    check_query(request)
+
+
+def _dependant_query_names(dependant: Dependant) -> Iterator[str]:
+    for param in dependant.query_params:
+        yield param.alias
+    for dependency in dependant.dependencies:
+        yield from _dependant_query_names(dependency)
+
+
+_query_names_by_route: dict[int, frozenset[str]] = {}  # routes live as long as their app
+
+
+def _query_names(route: object) -> frozenset[str]:
+    if not isinstance(route, APIRoute):
+        return frozenset()
+    names = _query_names_by_route.get(id(route))
+    if names is None:
+        names = _query_names_by_route[id(route)] = frozenset(
+            _dependant_query_names(route.dependant)
+        )
+    return names
 
 
 async def get_journal(key: KeyDep, journals: JournalsDep) -> Journal:

@@ -10,14 +10,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
-from kjournal.api.readiness import Check, check_readiness
 from kjournal.api.schemas import ReadinessOut, StatusOut
 from kjournal.errors import UnknownTopic
 from kjournal.kafka.topics import TopicPartitions
 
 from kjournal_service.deps import HttpDep, MetricsDep, TopicsDep
+from kjournal_service.readiness import Check, check_readiness
 
-__all__ = ["Probes", "health_router"]
+__all__ = ["Probes", "health_router", "kafka_check"]
 
 # A dependency (it may take other dependencies) naming a service's checks besides Kafka's.
 Probes = Callable[..., Awaitable[Mapping[str, Check]]]
@@ -27,7 +27,9 @@ async def _no_probes() -> Mapping[str, Check]:
     return {}
 
 
-def _kafka_probe(topics: TopicPartitions, probe: str) -> Check:
+def kafka_check(topics: TopicPartitions, probe: str) -> Check:
+    """Kafka answers a metadata request (for the topic `probe`, which need not exist)."""
+
     async def kafka() -> str:
         try:
             count = await topics.count(probe, refresh=True)
@@ -54,7 +56,7 @@ def health_router(readiness_summary: str, probes: Probes = _no_probes) -> APIRou
         "/readyz", response_model=ReadinessOut, responses=not_ready, summary=readiness_summary
     )
     async def readyz(http: HttpDep, topics: TopicsDep, others: ProbesDep) -> JSONResponse:
-        kafka = _kafka_probe(topics, http.topic_prefix or "journal")
+        kafka = kafka_check(topics, http.topic_prefix or "journal")
         report = await check_readiness({"kafka": kafka, **others}, http.readiness_timeout_s)
         status = 200 if report.status == "ready" else 503
         return JSONResponse(report.model_dump(mode="json"), status_code=status)

@@ -14,11 +14,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from fastapi.routing import APIRoute
-from kjournal.api.asgi import ASGIApp, Receive, Scope, Send
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match
 
+from kjournal_service.asgi import ASGIApp, Receive, Scope, Send
+from kjournal_service.deps import check_query
 from kjournal_service.problems import ProblemHandlers
 
 __all__ = ["HotEndpoint", "HotRoutes"]
@@ -50,6 +51,7 @@ class HotRoutes:
         request = Request(scope, receive, send)
         path_params: dict[str, Any] = scope["path_params"]
         try:
+            check_query(request)
             response = await endpoint(request, **path_params)
         except Exception as exc:
             response = await self.problems.handle(request, exc)

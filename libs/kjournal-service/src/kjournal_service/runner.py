@@ -13,10 +13,10 @@ from typing import TypeVar
 
 import uvicorn
 from fastapi import FastAPI
-from kjournal.api.logs import configure_logging
 from pydantic import ValidationError
 
 from kjournal_service.app import ServiceSettingsLike
+from kjournal_service.logs import configure_logging
 
 __all__ = ["run_service"]
 

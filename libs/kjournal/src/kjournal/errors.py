@@ -3,22 +3,34 @@
 KJournalError
 ├── InvalidInput                 the caller asked for something malformed; nothing was changed
 │   ├── InvalidKey               bad topic or id
+│   ├── UnknownTopic             a topic the cluster does not have
 │   ├── InvalidSeqNr             seqNr outside 1..2^63-1, or a bad range
 │   ├── EmptyBatch               an append without events
-│   ├── SeqNrOrderError          seqNrs in a batch not strictly increasing
+│   ├── SeqNrOrderError          seqNrs of an append not strictly increasing
 │   ├── InvalidPayload           payload not of its declared type
 │   ├── InvalidDuration          an expireAfter that is not a duration
+│   ├── TooManyEvents            an append of more events than the writer accepts at once
 │   └── RecordTooLarge           the encoded record exceeds the configured maximum
 ├── FormatError                  bytes from Kafka or Cassandra that cannot be decoded
 │   ├── HeaderFormatError        a present `journal.action` header that is not valid
-│   └── PayloadFormatError       an Append record value that is not a valid container
+│   ├── PayloadFormatError       an Append record value that is not a valid container
+│   └── DataIntegrityError       a stored row that contradicts itself or its journal
 ├── JournalNotFound              no such journal
 ├── JournalQuarantined           a record of this journal was quarantined (topic, partition, offset)
+├── TopicRepartitioned           the journal's key maps to another partition than its head's
+├── PartitionCountChanged        a topic's partition count changed while it was being tailed
 ├── SchemaError                  the Cassandra schema is missing, newer than known, or a migration failed
+├── NotConfigured                an operation this object was not set up for
+│   ├── ReadsNotConfigured       reads on a Journals opened without an eventual reader
+│   ├── WritesNotConfigured      writes on a Journals opened with writes=False
+│   └── SparkJarsNotFound        the Spark Kafka source jars are not where the settings say
+├── MicroBatchError              a Spark micro-batch is not planned or applied the way replication needs
 ├── Unavailable                  a dependency did not answer
 │   ├── KafkaUnavailable
 │   └── CassandraUnavailable
 └── DeadlineExceeded             an operation ran out of time
+    ├── OutcomeUnknown           Kafka did not acknowledge an action in time; it may still land
+    └── SliceTimeout             applying a partition's slice of a micro-batch took too long
 """
 
 from __future__ import annotations
@@ -34,6 +46,12 @@ class InvalidInput(KJournalError):
 
 class InvalidKey(InvalidInput):
     pass
+
+
+class UnknownTopic(InvalidInput):
+    def __init__(self, topic: str) -> None:
+        super().__init__(f"topic {topic!r} does not exist")
+        self.topic = topic
 
 
 class InvalidSeqNr(InvalidInput):
@@ -56,10 +74,11 @@ class InvalidDuration(InvalidInput):
     pass
 
 
-class UnknownTopic(InvalidInput):
-    def __init__(self, topic: str) -> None:
-        super().__init__(f"topic {topic!r} does not exist")
-        self.topic = topic
+class TooManyEvents(InvalidInput):
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__(f"an append of {count} events exceeds the limit of {limit}")
+        self.count = count
+        self.limit = limit
 
 
 class RecordTooLarge(InvalidInput):
@@ -116,8 +135,34 @@ class TopicRepartitioned(KJournalError):
         self.id = id
 
 
+class PartitionCountChanged(KJournalError):
+    def __init__(self, topic: str, before: int, after: int) -> None:
+        super().__init__(f"topic {topic} went from {before} to {after} partitions")
+        self.topic = topic
+
+
 class SchemaError(KJournalError):
     pass
+
+
+class NotConfigured(KJournalError):
+    """The object was not set up for this operation."""
+
+
+class ReadsNotConfigured(NotConfigured):
+    """A Journals opened without an eventual reader can only write."""
+
+
+class WritesNotConfigured(NotConfigured):
+    """A Journals opened with writes=False (read-only Kafka rights) can only read."""
+
+
+class SparkJarsNotFound(NotConfigured):
+    """The Spark Kafka source jars are not where the settings say."""
+
+
+class MicroBatchError(KJournalError):
+    """A Spark micro-batch is not planned or applied the way replication needs: fail it."""
 
 
 class Unavailable(KJournalError):
@@ -134,3 +179,12 @@ class CassandraUnavailable(Unavailable):
 
 class DeadlineExceeded(KJournalError):
     pass
+
+
+class OutcomeUnknown(DeadlineExceeded):
+    """The broker did not acknowledge an action in time: it may be written later, or never.
+    Resending an append is safe (a copy that lands twice is dropped as a duplicate)."""
+
+
+class SliceTimeout(DeadlineExceeded):
+    """A partition's slice did not finish within `ApplySettings.slice_timeout_s`."""

@@ -11,31 +11,33 @@ Without an `eventual` reader the journals can only write (the writer service has
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
 
-from kjournal.errors import KJournalError
+from kjournal.errors import ReadsNotConfigured, WritesNotConfigured
 from kjournal.fold.head_info import HeadInfo
 from kjournal.kafka.consumer_pool import ConsumerPool
-from kjournal.kafka.head import KafkaHead
-from kjournal.kafka.head_cache import HeadCache
 from kjournal.kafka.producer import ActionProducer
-from kjournal.kafka.settings import ConsumerPoolSettings, HeadCacheSettings, KafkaSettings
+from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings, TailCacheSettings
+from kjournal.kafka.tail_cache import TailCache
+from kjournal.kafka.tail_scanner import KafkaTailScanner
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.model import (
     SEQ_NR_MAX,
+    AppendResult,
     Delete,
     DeleteHeader,
     Event,
     EventRecord,
     Events,
+    JournalStatus,
     Key,
     Mark,
     MarkHeader,
@@ -44,12 +46,12 @@ from kjournal.model import (
     PurgeHeader,
     RecordMetadata,
     SeqNr,
-    SeqRange,
     seq_nr,
 )
-from kjournal.model.head import Expiry
+from kjournal.model.replication import TopicReplication
 from kjournal.ports import EventualReader
-from kjournal.read import JournalReader, ReadPlan
+from kjournal.read import JournalReader, JournalView
+from kjournal.replication_status import replication_status
 from kjournal.wire.record import append_action, encode_action
 
 
@@ -60,94 +62,75 @@ def _library_version() -> str:
         return "kjournal-python/unknown"
 
 
-class ReadsNotConfigured(KJournalError):
-    """This Journals was opened without an eventual reader: it can only write."""
+HOST_NAME = socket.gethostname()
 
-
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    partition_offset: PartitionOffset
-    range: SeqRange
-    timestamp: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class JournalStatus:
-    """A journal's head as a read sees it now, and how much of it is still only in Kafka."""
-
-    key: Key
-    seq_nr: SeqNr | None
-    delete_to: SeqNr | None
-    expiry: Expiry | None
-    partition: int
-    end_offset: int
-    pointer2: int | None
-    unreplicated_actions: int  # this journal's actions not yet in Cassandra
-    unreplicated_offsets: int  # the partition's records not yet replicated (all journals)
-
-
-@dataclass(frozen=True)
-class JournalsSettings:
-    kafka: KafkaSettings = field(default_factory=KafkaSettings)
-    consumer_pool: ConsumerPoolSettings = field(default_factory=ConsumerPoolSettings)
-    head_cache: HeadCacheSettings = field(default_factory=HeadCacheSettings)
-    origin: str | None = field(default_factory=socket.gethostname)
-    # payload bytes a scan of the Kafka tail keeps in memory before it re-reads instead
-    scan_payload_budget_bytes: int = 16 * 1024 * 1024
+ENCODE_IN_THREAD_EVENTS = 500
+"""Appends of more events are encoded off the event loop (~5 ms of encoding on the loop at most)."""
+"""The default `origin` written into action headers (the Scala library writes the host too)."""
 
 
 class Journals:
+    """The Kafka (and, for reads, Cassandra) resources of many journals; open with `async with`.
+
+    kafka: how to reach the brokers.
+    eventual: the eventual store's read side; without it the journals can only write.
+    writes: whether to open a producer (a reader with read-only Kafka rights passes False).
+    consumer_pool, tail_cache: the read side's Kafka consumers (defaults when None).
+    origin: written into every action header (None: none).
+    """
+
     def __init__(
         self,
-        settings: JournalsSettings,
+        kafka: KafkaSettings,
+        *,
         eventual: EventualReader | None = None,
+        writes: bool = True,
+        consumer_pool: ConsumerPoolSettings | None = None,
+        tail_cache: TailCacheSettings | None = None,
+        origin: str | None = HOST_NAME,
         metrics: Metrics | None = None,
     ) -> None:
-        self.settings = settings
+        self.kafka = kafka
+        self.consumer_pool_settings = consumer_pool or ConsumerPoolSettings()
+        self.tail_cache_settings = tail_cache or TailCacheSettings()
+        self.origin = origin
+        self._writes = writes
         self._eventual = eventual
         self._metrics = metrics or NoopMetrics()
         self._stack = AsyncExitStack()
         self._producer: ActionProducer | None = None
         self._topics: TopicPartitions | None = None
+        self._scanner: KafkaTailScanner | None = None
         self._reader: JournalReader | None = None
-        self.head_cache: HeadCache | None = None
+        self.tail_cache: TailCache | None = None
         self.version = _library_version()
 
     async def __aenter__(self) -> Journals:
-        settings = self.settings
         stack = self._stack
         try:
-            topics = self._topics = await stack.enter_async_context(TopicPartitions(settings.kafka))
-            self._producer = await stack.enter_async_context(ActionProducer(settings.kafka, topics))
+            topics = self._topics = await stack.enter_async_context(TopicPartitions(self.kafka))
+            if self._writes:
+                self._producer = await stack.enter_async_context(ActionProducer(self.kafka, topics))
             if self._eventual is not None:
-                pool = await stack.enter_async_context(
-                    ConsumerPool(settings.kafka, settings.consumer_pool, self._metrics)
-                )
-                head = KafkaHead(
-                    pool,
-                    topics,
-                    settings.consumer_pool.poll_timeout_ms,
-                    settings.scan_payload_budget_bytes,
-                    self._metrics,
-                    settings.consumer_pool.max_poll_records,
-                )
-                if settings.head_cache.enabled:
-                    self.head_cache = await stack.enter_async_context(
-                        HeadCache(
-                            settings.kafka,
-                            settings.head_cache,
-                            self._eventual,
-                            topics,
-                            self._metrics,
-                        )
-                    )
-                self._reader = JournalReader(
-                    self._eventual, head, head, self.head_cache, self._metrics
-                )
+                await self._open_reads(stack, topics, self._eventual)
         except BaseException:
             await stack.aclose()
             raise
         return self
+
+    async def _open_reads(
+        self, stack: AsyncExitStack, topics: TopicPartitions, eventual: EventualReader
+    ) -> None:
+        pool_settings = self.consumer_pool_settings
+        pool = await stack.enter_async_context(
+            ConsumerPool(self.kafka, pool_settings, self._metrics)
+        )
+        scanner = self._scanner = KafkaTailScanner(pool, topics, pool_settings, self._metrics)
+        if self.tail_cache_settings.enabled:
+            self.tail_cache = await stack.enter_async_context(
+                TailCache(self.kafka, self.tail_cache_settings, eventual, topics, self._metrics)
+            )
+        self._reader = JournalReader(eventual, scanner, scanner, self.tail_cache, self._metrics)
 
     async def __aexit__(
         self,
@@ -171,6 +154,8 @@ class Journals:
     @property
     def producer(self) -> ActionProducer:
         if self._producer is None:
+            if self._topics is not None and not self._writes:
+                raise WritesNotConfigured("this Journals was opened with writes=False")
             raise RuntimeError("Journals is not open: use `async with Journals(...)`")
         return self._producer
 
@@ -180,6 +165,20 @@ class Journals:
             raise ReadsNotConfigured("reads need an eventual reader (Cassandra)")
         return self._reader
 
+    @property
+    def eventual(self) -> EventualReader:
+        if self._eventual is None:
+            raise ReadsNotConfigured("reads need an eventual reader (Cassandra)")
+        return self._eventual
+
+    async def replication(self, topic: str) -> TopicReplication:
+        """How far replication of `topic` has come, per partition (reads must be configured)."""
+        if self._scanner is None or self._eventual is None:
+            raise ReadsNotConfigured("replication status needs an eventual reader (Cassandra)")
+        return await replication_status(
+            topic, await self.topics.count(topic), self._scanner, self._eventual
+        )
+
 
 class Journal:
     def __init__(self, journals: Journals, key: Key) -> None:
@@ -188,7 +187,7 @@ class Journal:
 
     @property
     def _origin(self) -> str | None:
-        return self._journals.settings.origin
+        return self._journals.origin
 
     async def append(
         self,
@@ -196,21 +195,29 @@ class Journal:
         metadata: RecordMetadata | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> AppendResult:
-        """Append an atomic batch; returns once the broker has acknowledged it."""
+        """Append events atomically (one record); returns once the broker acknowledged it.
+
+        A large append is encoded in a worker thread: a loop serving others is never held up for
+        long (encoding runs event by event, releasing the interpreter lock in between).
+        """
         metadata = metadata or RecordMetadata()
-        batch = events if isinstance(events, Events) else Events(tuple(events), metadata.payload)
+        appended = events if isinstance(events, Events) else Events(tuple(events), metadata.payload)
         timestamp = datetime.now(UTC)
         action = append_action(
             self.key,
             timestamp,
-            batch,
+            appended,
             metadata,
             headers,
             origin=self._origin,
             version=self._journals.version,
         )
-        position = await self._journals.producer.send(encode_action(action))
-        return AppendResult(position, batch.range, timestamp)
+        if len(appended.events) > ENCODE_IN_THREAD_EVENTS:
+            record = await asyncio.to_thread(encode_action, action)
+        else:
+            record = encode_action(action)
+        position = await self._journals.producer.send(record)
+        return AppendResult(position, appended.range, timestamp)
 
     async def read(
         self, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
@@ -221,27 +228,35 @@ class Journal:
         async for record in self._journals.reader.read(self.key, from_, to, limit):
             yield record
 
-    async def plan(self) -> ReadPlan:
-        return await self._journals.reader.plan(self.key)
+    async def view(self) -> JournalView:
+        """The journal as a read starting now sees it (what `read`, `pointer` and `status` use)."""
+        return await self._journals.reader.view(self.key)
 
     async def pointer(self) -> SeqNr | None:
         """The last seqNr, or None if the journal does not exist (or was purged)."""
-        return (await self.plan()).info.seq_nr
+        return (await self.view()).info.seq_nr
 
-    async def status(self) -> JournalStatus:
-        plan = await self.plan()
-        info: HeadInfo = plan.info
-        expiry = plan.head.expiry if plan.head is not None and info.purged_at is None else None
+    async def status(self, conflicts_shown: int = 20) -> JournalStatus:
+        """The journal's head, what is not replicated yet, and its first `conflicts_shown`
+        conflicting duplicates."""
+        view = await self.view()
+        info: HeadInfo = view.info
+        expiry = view.head.expiry if view.head is not None and info.purged_at is None else None
+        eventual = self._journals.eventual
+        conflicts = await eventual.conflicts(self.key, conflicts_shown)
         return JournalStatus(
             key=self.key,
             seq_nr=info.seq_nr,
             delete_to=info.delete_to,
             expiry=expiry,
-            partition=plan.partition,
-            end_offset=plan.end_offset,
-            pointer2=plan.pointer2,
+            partition=view.partition,
+            end_offset=view.end_offset,
+            pointer2=view.pointer2,
             unreplicated_actions=info.actions,
-            unreplicated_offsets=plan.unreplicated_offsets,
+            unreplicated_offsets=view.unreplicated_offsets,
+            unreplicated_duplicates=info.duplicates,
+            conflicts=None if conflicts is None else tuple(conflicts),
+            quarantine_known=eventual.quarantine_known,
         )
 
     async def delete(self, to: int) -> PartitionOffset | None:

@@ -1,15 +1,17 @@
-"""In-memory eventual store: the replicator's write side over plain dicts.
+"""In-memory eventual store: both ports (`ReplicatedStore`, `EventualReader`) over plain dicts.
 
-It executes the writes of the same pure plans (`kjournal.fold.plan`) as the Cassandra store, one
-by one, so tests of the replication algorithm — including crashes between any two writes
-(`on_write`) — run in microseconds and hold for Cassandra too.
+The store executes the writes of the same pure plans (`kjournal.fold.plan`) as the Cassandra
+store, one by one, so tests of the replication algorithm — including crashes between any two
+writes (`on_write`) — run in microseconds; tests/contracts/eventual_store.py holds both stores to
+the same scenarios. `InMemoryEventualReader` reads what a store holds, as a reader would.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -22,21 +24,29 @@ from kjournal.fold.plan import (
     UpdateHead,
     Write,
 )
-from kjournal.model import EventRecord, Key
+from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.model.conflict import Conflict
 from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
-__all__ = ["HeadRow", "InMemoryReplicatedStore", "PointerRow", "StoredRow"]
+__all__ = [
+    "HeadRow",
+    "InMemoryEventualReader",
+    "InMemoryReplicatedStore",
+    "PointerRow",
+    "StoredRow",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class HeadRow:
-    """A `metajournal` row."""
+    """A `metajournal` row; `written` counts the store's head writes (Cassandra's WRITETIME)."""
 
     head: JournalHead
     created: datetime
     updated: datetime
     origin: str | None
+    written: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +55,7 @@ class StoredRow:
 
     event: EventRecord
     meta_record_id: uuid.UUID | None
+    segment: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +85,21 @@ class InMemoryReplicatedStore:
         self._metajournal: dict[Key, HeadRow] = {}
         self._pointer2: dict[tuple[str, int], PointerRow] = {}
         self._quarantine: dict[tuple[str, str], dict[tuple[int, int], QuarantinedRecord]] = {}
+        self._conflicts: dict[Key, dict[tuple[int, int, int], Conflict]] = {}
+        self._head_writes = itertools.count(1)
+
+    def sharing(self, segment_size: int) -> InMemoryReplicatedStore:
+        """Another store over the same tables, giving new journals `segment_size` (as two
+        replicators configured differently would share one keyspace)."""
+        other = InMemoryReplicatedStore(segment_size=segment_size, on_write=self.on_write)
+        other._lock = self._lock
+        other._journal = self._journal
+        other._metajournal = self._metajournal
+        other._pointer2 = self._pointer2
+        other._quarantine = self._quarantine
+        other._conflicts = self._conflicts
+        other._head_writes = self._head_writes
+        return other
 
     # ReplicatedStore
 
@@ -102,6 +128,27 @@ class InMemoryReplicatedStore:
                     with self._lock:
                         self._apply(key, write)
         return [None] * len(journals)
+
+    def stored_events(
+        self, key: Key, head: JournalHead, seq_nrs: Collection[int]
+    ) -> dict[int, EventRecord]:
+        wanted = set(seq_nrs)
+        found: dict[int, EventRecord] = {}
+        for row in self.rows(key):
+            seq = row.event.seq_nr
+            if seq in wanted and (
+                seq not in found
+                or row.event.partition_offset.offset < found[seq].partition_offset.offset
+            ):
+                found[seq] = row.event
+        return found
+
+    def record_conflicts(self, conflicts: Sequence[Conflict]) -> None:
+        with self._lock:
+            for conflict in conflicts:
+                kept = self._conflicts.setdefault(Key(conflict.topic, conflict.id), {})
+                position = conflict.dropped
+                kept[(position.partition, position.offset, conflict.seq_nr)] = conflict
 
     def quarantine(self, records: Sequence[QuarantinedRecord]) -> None:
         with self._lock:
@@ -162,6 +209,11 @@ class InMemoryReplicatedStore:
             records = self._quarantine.get((topic, id), {})
             return [records[position] for position in sorted(records)]
 
+    def conflicts(self, key: Key) -> list[Conflict]:
+        with self._lock:
+            recorded = self._conflicts.get(key, {})
+            return [recorded[position] for position in sorted(recorded)]
+
     def keys(self) -> set[Key]:
         with self._lock:
             return set(self._metajournal) | {key for key, _ in self._journal}
@@ -169,7 +221,9 @@ class InMemoryReplicatedStore:
     def seed_head(self, key: Key, head: JournalHead, created: datetime, origin: str | None) -> None:
         """Store `head` as is, as if replicated earlier."""
         with self._lock:
-            self._metajournal[key] = HeadRow(head, created, created, origin)
+            self._metajournal[key] = HeadRow(
+                head, created, created, origin, next(self._head_writes)
+            )
 
     def clear_quarantine(self, topic: str, id: str) -> None:
         with self._lock:
@@ -181,7 +235,9 @@ class InMemoryReplicatedStore:
         if isinstance(write, InsertRows):
             segment = self._journal.setdefault((key, write.segment), {})
             for event in write.events:
-                segment[(event.seq_nr, event.timestamp)] = StoredRow(event, write.meta_record_id)
+                segment[(event.seq_nr, event.timestamp)] = StoredRow(
+                    event, write.meta_record_id, write.segment
+                )
         elif isinstance(write, DeleteRows):
             if write.to is None:
                 self._journal.pop((key, write.segment), None)
@@ -192,7 +248,9 @@ class InMemoryReplicatedStore:
                 if not segment:
                     self._journal.pop((key, write.segment), None)
         elif isinstance(write, InsertHead):
-            self._metajournal[key] = HeadRow(write.head, write.created, write.created, write.origin)
+            self._metajournal[key] = HeadRow(
+                write.head, write.created, write.created, write.origin, next(self._head_writes)
+            )
         elif isinstance(write, UpdateHead):
             self._update_head(key, write)
         else:
@@ -213,4 +271,55 @@ class InMemoryReplicatedStore:
             head = replace(head, expiry=write.expiry)
         if write.remove_expiry:
             head = replace(head, expiry=None)
-        self._metajournal[key] = replace(row, head=head, updated=write.updated)
+        self._metajournal[key] = replace(
+            row, head=head, updated=write.updated, written=next(self._head_writes)
+        )
+
+
+class InMemoryEventualReader:
+    """`ports.EventualReader` over an `InMemoryReplicatedStore`."""
+
+    def __init__(self, store: InMemoryReplicatedStore) -> None:
+        self.store = store
+
+    async def pointer2(self, topic: str, partition: int) -> int | None:
+        return self.store.pointer2(topic, partition)
+
+    async def head(self, key: Key) -> JournalHead | None:
+        return self.store.head(key)
+
+    async def events(
+        self, key: Key, head: JournalHead, from_: SeqNr
+    ) -> AsyncGenerator[EventRecord, None]:
+        start = max(from_, (head.delete_to or 0) + 1)
+        last_segment = (head.seq_nr - 1) // head.segment_size
+        previous: EventRecord | None = None
+        for row in self.store.rows(key):  # by seqNr, then timestamp
+            event = row.event
+            if event.seq_nr < start or row.segment > last_segment:
+                continue
+            if previous is not None and previous.seq_nr == event.seq_nr:
+                if event.partition_offset.offset < previous.partition_offset.offset:
+                    previous = event
+                continue
+            if previous is not None:
+                yield previous
+            previous = event
+        if previous is not None:
+            yield previous
+
+    async def ids(self, topic: str) -> AsyncGenerator[str, None]:
+        for key in sorted(self.store.keys(), key=str):
+            if key.topic == topic and self.store.head(key) is not None:
+                yield key.id
+
+    async def quarantined(self, key: Key) -> QuarantinedRecord | None:
+        records = self.store.quarantined(key.topic, key.id)
+        return records[0] if records else None
+
+    @property
+    def quarantine_known(self) -> bool:
+        return True
+
+    async def conflicts(self, key: Key, limit: int) -> list[Conflict] | None:
+        return self.store.conflicts(key)[:limit]

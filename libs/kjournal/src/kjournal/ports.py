@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
@@ -32,10 +33,12 @@ class EventualReader(Protocol):
     def events(
         self, key: Key, head: JournalHead, from_: SeqNr
     ) -> AsyncGenerator[EventRecord, None]:
-        """Events with max(from_, delete_to + 1) ≤ seqNr ≤ head.seq_nr, ascending, by segment.
+        """Events with seqNr ≥ max(from_, delete_to + 1), ascending, by segment, in the segments
+        up to head.seq_nr's; each seqNr once (a seqNr stored twice, as kafka-journal's replicator
+        stores a resent append, is returned as the copy with the lowest offset).
 
         Implementations return an async generator: close it (contextlib.aclosing) when stopping
-        early. A seqNr stored twice raises FormatError ("data integrity violated").
+        early.
         """
         ...
 
@@ -45,6 +48,16 @@ class EventualReader(Protocol):
 
     async def quarantined(self, key: Key) -> QuarantinedRecord | None:
         """The oldest quarantined record of this journal, if any."""
+        ...
+
+    @property
+    def quarantine_known(self) -> bool:
+        """Whether quarantined records can be known (a kafka-journal keyspace lacks the table)."""
+        ...
+
+    async def conflicts(self, key: Key, limit: int) -> list[Conflict] | None:
+        """The journal's conflicting duplicates, oldest first, at most `limit`; None where the
+        store does not keep them (a kafka-journal keyspace)."""
         ...
 
 
@@ -78,6 +91,17 @@ class ReplicatedStore(Protocol):
 
     def write(self, journals: Sequence[tuple[Key, Sequence[Step]]]) -> list[Exception | None]:
         """Run each journal's steps; per journal, None or the error that stopped its steps."""
+        ...
+
+    def stored_events(
+        self, key: Key, head: JournalHead, seq_nrs: Collection[int]
+    ) -> dict[int, EventRecord]:
+        """The stored events of the journal with these seqNrs (those still stored, each once:
+        the copy with the lowest offset)."""
+        ...
+
+    def record_conflicts(self, conflicts: Sequence[Conflict]) -> None:
+        """Keep a record of conflicting duplicates (idempotent: one row per dropped event)."""
         ...
 
     def quarantine(self, records: Sequence[QuarantinedRecord]) -> None:

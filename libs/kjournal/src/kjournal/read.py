@@ -1,12 +1,14 @@
-"""Reading a journal: Cassandra merged with the unreplicated head of its Kafka partition.
+"""Reading a journal: Cassandra merged with the unreplicated tail of its Kafka partition.
 
 1. In parallel: the partition's end offset (no marker is written) and pointer2; then the journal's
    head and quarantine flag from Cassandra (after pointer2, so the head is never older than it).
 2. pointer2 ≥ end − 1: everything is in Cassandra.
-3. Otherwise the tail (offsets pointer2+1 … end−1) of this journal, from the head cache or a scan
+3. Otherwise the tail (offsets pointer2+1 … end−1) of this journal, from the tail cache or a scan
    that compares record keys before parsing anything, is folded into HeadInfo before the first
    event is emitted, so deletes and purges still only in Kafka are honoured.
-4. Cassandra's events from max(from, deleteTo+1), then the tail's, dropping duplicates.
+4. Cassandra's events from max(from, deleteTo+1), then the tail's; an event whose seqNr is not
+   above the highest the journal already had is a duplicate and is dropped, as the replicator
+   drops it (docs/replication.md §4), so a read returns the same before and after replication.
 """
 
 from __future__ import annotations
@@ -29,13 +31,17 @@ from kjournal.model import (
     SeqNr,
 )
 from kjournal.model.head import JournalHead
+from kjournal.model.replication import replication_lag
 from kjournal.ports import EventualReader
 from kjournal.tail import PartitionOffsets, Tail, TailScanner, TailSource
 from kjournal.wire.events import decode_events
 
 
 @dataclass(frozen=True, slots=True)
-class ReadPlan:
+class JournalView:
+    """A journal as a read sees it when it starts: where its partition ends, what Cassandra holds
+    (pointer2, head), its unreplicated tail, and the two folded together (info)."""
+
     key: Key
     partition: int
     end_offset: int
@@ -46,8 +52,8 @@ class ReadPlan:
 
     @property
     def unreplicated_offsets(self) -> int:
-        replicated = -1 if self.pointer2 is None else self.pointer2
-        return max(0, self.end_offset - 1 - replicated)
+        """The partition's records not replicated yet, counted from offset 0 (replication_status)."""
+        return replication_lag(0, self.end_offset, self.pointer2)
 
 
 def event_records(append: Append, partition: int, offset: int) -> list[EventRecord]:
@@ -84,7 +90,7 @@ class JournalReader:
         self._scanner = scanner
         self._cache = cache
 
-    async def plan(self, key: Key) -> ReadPlan:
+    async def view(self, key: Key) -> JournalView:
         partition = await self._offsets.partition(key)
         end, pointer2 = await asyncio.gather(
             self._offsets.end_offset(key.topic, partition),
@@ -101,7 +107,7 @@ class JournalReader:
             )
         start = 0 if pointer2 is None else pointer2 + 1
         tail = Tail(start, end) if start >= end else await self._tail(key, partition, start, end)
-        return ReadPlan(
+        return JournalView(
             key, partition, end, pointer2, head, tail, fold_head_info(head, tail.actions)
         )
 
@@ -115,22 +121,22 @@ class JournalReader:
     async def read(
         self, key: Key, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
     ) -> AsyncIterator[EventRecord]:
-        plan = await self.plan(key)
-        async for record in self.events(plan, from_, to, limit):
+        view = await self.view(key)
+        async for record in self.events(view, from_, to, limit):
             yield record
 
     async def events(
-        self, plan: ReadPlan, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
+        self, view: JournalView, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
     ) -> AsyncIterator[EventRecord]:
-        """The events of `plan`'s journal with from_ ≤ seqNr ≤ to, at most `limit` of them."""
-        info = plan.info
+        """The events of `view`'s journal with from_ ≤ seqNr ≤ to, at most `limit` of them."""
+        info = view.info
         start = max(from_, info.hide_to + 1)
         if start > to or (limit is not None and limit <= 0) or not info.exists:
             return
         last = start - 1
         emitted = 0
-        if plan.head is not None and info.purged_at is None:
-            stored = self._eventual.events(plan.key, plan.head, SeqNr(start))
+        if view.head is not None and info.purged_at is None:
+            stored = self._eventual.events(view.key, view.head, SeqNr(start))
             async with aclosing(stored):  # returning early releases the open page request now
                 async for record in stored:
                     seq_nr = record.seq_nr
@@ -143,7 +149,10 @@ class JournalReader:
                     emitted += 1
                     if limit is not None and emitted >= limit:
                         return
-        async for record in self._tail_events(plan, last + 1, to):
+            # The tail continues after the highest seqNr the journal had: its events at or
+            # below that are duplicates (docs/replication.md §4), whatever Cassandra returned.
+            last = max(last, view.head.seq_nr)
+        async for record in self._tail_events(view, last + 1, to):
             if record.seq_nr <= last:
                 continue
             yield record
@@ -152,10 +161,12 @@ class JournalReader:
             if limit is not None and emitted >= limit:
                 return
 
-    async def _tail_events(self, plan: ReadPlan, start: int, to: int) -> AsyncIterator[EventRecord]:
-        after = -1 if plan.info.purged_at is None else plan.info.purged_at
-        refetch_from = plan.tail.payloads_from
-        for action_record in plan.tail.actions:
+    async def _tail_events(
+        self, view: JournalView, start: int, to: int
+    ) -> AsyncIterator[EventRecord]:
+        after = -1 if view.info.purged_at is None else view.info.purged_at
+        refetch_from = view.tail.payloads_from
+        for action_record in view.tail.actions:
             action = action_record.action
             offset = action_record.offset
             if not isinstance(action, Append) or offset <= after:
@@ -165,19 +176,19 @@ class JournalReader:
             if action.header.range.from_ > to:
                 return
             if refetch_from is not None and offset >= refetch_from:
-                async for record in self._refetched_events(plan, offset, start, to):
+                async for record in self._refetched_events(view, offset, start, to):
                     yield record
                 return
-            self._metrics.increment("kjournal_read_payloads_decoded_total", 1, topic=plan.key.topic)
-            for record in event_records(action, plan.partition, offset):
+            self._metrics.increment("kjournal_read_payloads_decoded_total", 1, topic=view.key.topic)
+            for record in event_records(action, view.partition, offset):
                 if start <= record.seq_nr <= to:
                     yield record
 
     async def _refetched_events(
-        self, plan: ReadPlan, offset: int, start: int, to: int
+        self, view: JournalView, offset: int, start: int, to: int
     ) -> AsyncIterator[EventRecord]:
         async for action_record in self._scanner.actions(
-            plan.key, plan.partition, offset, plan.tail.end
+            view.key, view.partition, offset, view.tail.end
         ):
             append = action_record.action
             if not isinstance(append, Append):
@@ -186,7 +197,7 @@ class JournalReader:
                 continue
             if append.header.range.from_ > to:
                 return
-            self._metrics.increment("kjournal_read_payloads_decoded_total", 1, topic=plan.key.topic)
-            for record in event_records(append, plan.partition, action_record.offset):
+            self._metrics.increment("kjournal_read_payloads_decoded_total", 1, topic=view.key.topic)
+            for record in event_records(append, view.partition, action_record.offset):
                 if start <= record.seq_nr <= to:
                     yield record

@@ -1,4 +1,4 @@
-"""Replicating one Kafka partition's slice of records into the eventual store (anatomy §6).
+"""Replicating one Kafka partition's slice of records into the eventual store (docs/replication.md).
 
 `replicate_partition` is plain, synchronous Python: the Spark job calls it per partition and
 micro-batch, tests call it directly. Steps:
@@ -6,8 +6,8 @@ micro-batch, tests call it directly. Steps:
 1. drop records at or below the partition's `pointer2` (already replicated);
 2. decode each record's key and `journal.action` header; group the actions by journal;
 3. load every journal's head (one bulk call); then, without I/O: decode the payloads of the
-   appends a head does not cover yet, fold each journal's actions into batches
-   (`kjournal.fold.batch`) and plan them against the head (`kjournal.fold.plan`);
+   appends a head does not cover yet, drop duplicate events (below), fold each journal's actions
+   into batches (`kjournal.fold.batch`) and plan them against the head (`kjournal.fold.plan`);
 4. let the store run every journal's planned steps (rows before head; journals concurrently,
    bounded by the store);
 5. once every journal succeeded, move `pointer2` to the slice's highest offset — ignored records,
@@ -15,6 +15,13 @@ micro-batch, tests call it directly. Steps:
 
 A failure in any journal leaves `pointer2` where it was; the caller retries the slice and the
 head offsets make the retry skip what was already applied (docs/replication.md).
+
+Duplicates. In offset order, an appended event whose seqNr is not above the highest seqNr the
+journal already has (its head's, then the slice's) is a duplicate: it is dropped, so a resent or
+overlapping append can never store a seqNr twice or move the journal's seqNr back. A duplicate
+with the same content as the event kept (a retry) changes nothing; one with other content is a
+*conflict*: recorded in the store (its offsets and the kept event's), counted and logged, never
+applied. The read side applies the same rule (fold/head_info.py, read.py).
 
 Poison records. A record whose header or payload cannot be decoded is written to the quarantine
 table with its raw bytes and the reason; that flags its journal (reads of it fail loudly) and the
@@ -32,7 +39,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from kjournal.errors import FormatError, InvalidInput
@@ -48,8 +55,11 @@ from kjournal.model import (
     Key,
     Mark,
     PartitionOffset,
+    Purge,
     RecordMetadata,
+    SeqRange,
 )
+from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.ports import ReplicatedStore
@@ -77,6 +87,8 @@ class ReplicationResult:
     events: int = 0  # journal rows written
     quarantined: int = 0  # undecodable records
     parked: int = 0  # records behind a quarantined one
+    duplicates: int = 0  # appended events dropped as duplicates (conflicts included)
+    conflicts: int = 0  # duplicates whose content differs from the event kept
 
 
 def replicate_partition(
@@ -111,6 +123,9 @@ def replicate_partition(
         journal.head = head
 
     works = [_plan(journal, now, partition, store.segment_size) for journal in journals]
+    conflicts = _classify_duplicates(works, store, now)
+    if conflicts:
+        store.record_conflicts(conflicts)
     quarantine = [record for work in works for record in work.quarantine]
     if quarantine:
         store.quarantine(quarantine)
@@ -143,6 +158,8 @@ def replicate_partition(
         events=sum(work.events for work in works),
         quarantined=sum(work.quarantined for work in works),
         parked=len(quarantine) - sum(work.quarantined for work in works),
+        duplicates=sum(len(work.duplicates) for work in works),
+        conflicts=len(conflicts),
     )
     _record_metrics(metrics, result, time.perf_counter() - started, slice_, now)
     log.debug(
@@ -248,14 +265,25 @@ def _collect(
 # Planning one journal
 
 
+@dataclass(frozen=True, slots=True)
+class _Duplicate:
+    """A dropped event, and the event the journal keeps for its seqNr if this slice has it."""
+
+    event: EventRecord
+    kept: EventRecord | None
+
+
 @dataclass(slots=True)
 class _Work:
     key: Key
+    head: JournalHead | None = None  # as loaded, before this slice
     steps: list[Step] = field(default_factory=list)
     quarantine: list[QuarantinedRecord] = field(default_factory=list)
+    duplicates: list[_Duplicate] = field(default_factory=list)
     batches: int = 0
     events: int = 0
     quarantined: int = 0
+    conflicts: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,12 +307,13 @@ def _plan(journal: _Journal, now: datetime, partition: int, segment_size: int) -
                 break
             decoded[action.offset] = result
 
-    work = _Work(key)
+    work = _Work(key, head)
     if journal.cutoff is not None:
         work.quarantine = _quarantined_records(journal, journal.cutoff, journal.error, now)
         work.quarantined = 0 if journal.error is None else 1
 
-    for batch in fold_batches(journal.actions):
+    actions = _without_duplicates(journal.actions, head, decoded, work.duplicates)
+    for batch in fold_batches(actions):
         position = PartitionOffset(partition, batch.offset)
         plan: Plan | None
         if isinstance(batch, Appends):
@@ -321,6 +350,115 @@ def _plan(journal: _Journal, now: datetime, partition: int, segment_size: int) -
         work.batches += plan.head != head
         head = plan.head
     return work
+
+
+def _without_duplicates(
+    actions: list[ActionRecord],
+    head: JournalHead | None,
+    decoded: dict[int, _Decoded],
+    duplicates: list[_Duplicate],
+) -> list[ActionRecord]:
+    """`actions` with every duplicate event dropped (see the module docstring): an append of
+    duplicates only is left out, one that repeats some seqNrs is trimmed to the others
+    (`decoded` follows). The dropped events are added to `duplicates`."""
+    covered = -1 if head is None else head.partition_offset.offset
+    high = 0 if head is None else head.seq_nr
+    kept_here: dict[int, EventRecord] = {}  # this slice's kept events, by seqNr
+    result: list[ActionRecord] = []
+    for record in actions:
+        action = record.action
+        if record.offset > covered and isinstance(action, Purge):
+            high = 0
+            kept_here.clear()
+        elif record.offset > covered and isinstance(action, Append):
+            appended = decoded[record.offset]
+            fresh = [event for event in appended.events if event.seq_nr > high]
+            duplicates += [
+                _Duplicate(event, kept_here.get(event.seq_nr))
+                for event in appended.events
+                if event.seq_nr <= high
+            ]
+            if not fresh:
+                continue
+            if len(fresh) < len(appended.events):
+                decoded[record.offset] = _Decoded(tuple(fresh), appended.expire_after)
+                trimmed = SeqRange(fresh[0].seq_nr, fresh[-1].seq_nr)
+                header = replace(action.header, range=trimmed)
+                record = ActionRecord(replace(action, header=header), record.partition_offset)
+            kept_here.update((event.seq_nr, event) for event in fresh)
+            high = fresh[-1].seq_nr
+        result.append(record)
+    return result
+
+
+def _same_content(a: EventRecord, b: EventRecord) -> bool:
+    """What a client's retry repeats: the event, its metadata and its headers."""
+    return (
+        a.event.payload == b.event.payload
+        and a.event.tags == b.event.tags
+        and a.metadata == b.metadata
+        and dict(a.headers) == dict(b.headers)
+    )
+
+
+def _classify_duplicates(
+    works: list[_Work], store: ReplicatedStore, now: datetime
+) -> list[Conflict]:
+    """Compare each dropped event with the one kept (from this slice, else from the store) and
+    return the conflicts; log and count both kinds. A dropped event whose kept counterpart is
+    no longer stored (deleted since) cannot be compared: it counts as identical."""
+    conflicts: list[Conflict] = []
+    for work in works:
+        if not work.duplicates:
+            continue
+        missing = {d.event.seq_nr for d in work.duplicates if d.kept is None}
+        stored = (
+            store.stored_events(work.key, work.head, missing)
+            if missing and work.head is not None
+            else {}
+        )
+        differing: list[_Duplicate] = []
+        for duplicate in work.duplicates:
+            kept = duplicate.kept or stored.get(duplicate.event.seq_nr)
+            if kept is not None and not _same_content(kept, duplicate.event):
+                differing.append(_Duplicate(duplicate.event, kept))
+                conflicts.append(
+                    Conflict(
+                        topic=work.key.topic,
+                        id=work.key.id,
+                        seq_nr=duplicate.event.seq_nr,
+                        dropped=duplicate.event.partition_offset,
+                        kept=kept.partition_offset,
+                        detected_at=now,
+                    )
+                )
+        work.conflicts = len(differing)
+        _log_duplicates(work.key, work.duplicates, differing)
+    return conflicts
+
+
+def _log_duplicates(key: Key, duplicates: list[_Duplicate], differing: list[_Duplicate]) -> None:
+    by_offset: dict[int, list[_Duplicate]] = {}
+    for duplicate in differing:
+        by_offset.setdefault(duplicate.event.partition_offset.offset, []).append(duplicate)
+    for offset, dropped in by_offset.items():
+        kept_at = sorted({d.kept.partition_offset.offset for d in dropped if d.kept is not None})
+        log.warning(
+            "journal %s: the append at offset %d repeats seqNr %s with other content than "
+            "offset %s; the first is kept, the repeat dropped and recorded as a conflict",
+            key,
+            offset,
+            SeqRange(dropped[0].event.seq_nr, dropped[-1].event.seq_nr),
+            ", ".join(map(str, kept_at)),
+        )
+    if len(duplicates) > len(differing):
+        offsets = sorted({d.event.partition_offset.offset for d in duplicates})
+        log.debug(
+            "journal %s: dropped %d repeated event(s) at offsets %s",
+            key,
+            len(duplicates) - len(differing),
+            offsets,
+        )
 
 
 def _decode(record: ActionRecord, action: Append) -> _Decoded | str:
@@ -427,6 +565,12 @@ def _record_metrics(
     metrics.increment("kjournal_replicator_ignored_records_total", result.ignored, topic=topic)
     metrics.increment("kjournal_replicator_batches_total", result.batches, topic=topic)
     metrics.increment("kjournal_replicator_events_total", result.events, topic=topic)
+    identical = result.duplicates - result.conflicts
+    for kind, count in (("identical", identical), ("conflicting", result.conflicts)):
+        if count:
+            metrics.increment(
+                "kjournal_replicator_duplicate_events_total", count, topic=topic, kind=kind
+            )
     for kind, count in (("poison", result.quarantined), ("parked", result.parked)):
         if count:
             metrics.increment(

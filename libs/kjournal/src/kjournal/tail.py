@@ -1,4 +1,4 @@
-"""The unreplicated tail of a journal, and the ports that supply it (head cache, Kafka scan)."""
+"""The unreplicated tail of a journal, and the ports that supply it (tail cache, Kafka scan)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class Tail:
 
 
 class TailSource(Protocol):
-    """A source that may know a tail (the head cache); None means "unknown", never "empty"."""
+    """A source that may know a tail (the tail cache); None means "unknown", never "empty"."""
 
     async def tail(self, key: Key, partition: int, start: int, end: int) -> Tail | None: ...
 

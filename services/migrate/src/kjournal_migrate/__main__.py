@@ -10,12 +10,12 @@ import logging
 import sys
 import time
 
-from kjournal.cassandra.schema import SchemaSettings, migrate
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.errors import KJournalError
 from pydantic import ValidationError
 
-from kjournal_migrate.settings import MigrateSettings
+from kjournal_migrate.settings import Settings
 
 log = logging.getLogger("kjournal_migrate")
 
@@ -30,7 +30,7 @@ def main() -> int:
     # The driver logs its own ERROR when it cannot connect; ours below says it in one line.
     logging.getLogger("cassandra.cluster").setLevel(logging.CRITICAL)
     try:
-        settings = MigrateSettings()
+        settings = Settings()
     except ValidationError as exc:
         log.error("invalid settings: %s", exc)
         return 2
@@ -43,7 +43,7 @@ def main() -> int:
         log.error("cannot connect to Cassandra at %s: %s", where, exc)
         return 1
     try:
-        version = migrate(session, SchemaSettings.from_settings(cassandra))
+        version = migrate(session, cassandra)
     except KJournalError as exc:
         log.error("migrating keyspace %s at %s failed: %s", cassandra.keyspace, where, exc)
         return 1

@@ -3,12 +3,12 @@ with the credentials of a role allowed to create and alter the keyspace's tables
 
 from __future__ import annotations
 
-from kjournal.api.settings import ServiceSettings
-from kjournal.settings import CassandraSettings
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal_service.settings import ServiceSettings
 from pydantic import Field
 
-__all__ = ["MigrateSettings"]
+__all__ = ["Settings"]
 
 
-class MigrateSettings(ServiceSettings):
+class Settings(ServiceSettings):
     cassandra: CassandraSettings = Field(default_factory=CassandraSettings)

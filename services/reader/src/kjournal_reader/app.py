@@ -1,8 +1,8 @@
 """`create_app(settings)`: the reader's FastAPI application.
 
 The lifespan opens, in order: the Cassandra connection (in the background: the reader starts
-and answers 503 while Cassandra is unreachable), `Journals` with that eventual reader (consumer
-pool, head cache), and a small pool for topic-wide Kafka queries; it closes them in reverse.
+and answers 503 while Cassandra is unreachable) and a read-only `Journals` with that eventual
+reader (partition counts, consumer pool, tail cache, no producer); it closes them in reverse.
 """
 
 from __future__ import annotations
@@ -13,22 +13,18 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
 from kjournal.api.schemas import EventOut, JournalIdOut
-from kjournal.journal import Journals, JournalsSettings
-from kjournal.kafka.consumer_pool import ConsumerPool
-from kjournal.kafka.head import KafkaHead
-from kjournal.kafka.settings import ConsumerPoolSettings
-from kjournal.kafka.topics import TopicPartitions
-from kjournal.metrics_prometheus import PrometheusMetrics
+from kjournal.cassandra.connection import CassandraConnection, LazyEventualReader
+from kjournal.journal import Journals
 from kjournal_service.app import environment_app, service_app
+from kjournal_service.dependency_watch import DependencyWatch
+from kjournal_service.health import kafka_check
 
-from kjournal_reader.eventual import CassandraConnection, LazyEventualReader
-from kjournal_reader.replication import ReplicationView
 from kjournal_reader.routes import health, journals, topics
 from kjournal_reader.settings import Settings
 
 log = logging.getLogger(__name__)
 
-DESCRIPTION = """Reads journals: Cassandra merged with the not-yet-replicated Kafka head, so a
+DESCRIPTION = """Reads journals: Cassandra merged with the not-yet-replicated Kafka tail, so a
 read that starts after an append was acknowledged returns it, replicator running or not.
 
 Event and id lists stream as NDJSON (`application/x-ndjson`). Errors are
@@ -39,7 +35,6 @@ Event and id lists stream as NDJSON (`application/x-ndjson`). Errors are
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
-    metrics: PrometheusMetrics = app.state.metrics
     async with AsyncExitStack() as stack:
         cassandra = await stack.enter_async_context(
             CassandraConnection(settings.cassandra, retry_max_s=settings.cassandra_retry_max_s)
@@ -47,26 +42,30 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         eventual = LazyEventualReader(cassandra)
         app.state.cassandra = cassandra
         app.state.eventual = eventual
-        app.state.journals = await stack.enter_async_context(
+        journals = app.state.journals = await stack.enter_async_context(
             Journals(
-                JournalsSettings(
-                    kafka=settings.kafka,
-                    consumer_pool=settings.consumer_pool,
-                    head_cache=settings.head_cache,
-                    origin=None,
-                    scan_payload_budget_bytes=settings.scan_payload_budget_bytes,
-                ),
+                settings.kafka,
                 eventual=eventual,
-                metrics=metrics,
+                writes=False,
+                consumer_pool=settings.consumer_pool,
+                tail_cache=settings.tail_cache,
+                origin=None,
+                metrics=app.state.metrics,
             )
         )
-        topics_ = await stack.enter_async_context(TopicPartitions(settings.kafka))
-        pool = await stack.enter_async_context(
-            ConsumerPool(settings.kafka, ConsumerPoolSettings(max_size=2), metrics)
+        checks = {
+            "kafka": kafka_check(journals.topics, settings.http.topic_prefix),
+            "cassandra": cassandra.probe,
+        }
+        await stack.enter_async_context(
+            DependencyWatch(
+                "reader",
+                checks,
+                app.state.metrics,
+                settings.http.dependency_check_interval_s,
+                settings.http.readiness_timeout_s,
+            )
         )
-        head = KafkaHead(pool, topics_, settings.consumer_pool.poll_timeout_ms, 0, metrics)
-        app.state.topics = topics_
-        app.state.replication = ReplicationView(topics_, head, eventual, metrics)
         log.info(
             "reader started; Kafka at %s, Cassandra at %s",
             settings.kafka.bootstrap_servers,

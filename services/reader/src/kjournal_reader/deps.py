@@ -1,17 +1,15 @@
 """The reader's own request dependencies (all `async def`: FastAPI runs plain `def` ones in a
-thread pool, a thread hop per dependency per request): the eventual store, the Cassandra
-connection and the replication view. The shared ones (the open Journals, the journal or topic a
-URL names, metrics) are `kjournal_service.deps`."""
+thread pool, a thread hop per dependency per request): the eventual store and the Cassandra
+connection. The shared ones (the open Journals, the journal or topic a URL names, metrics) are
+`kjournal_service.deps`."""
 
 from __future__ import annotations
 
 from typing import Annotated, cast
 
 from fastapi import Depends, Request
+from kjournal.cassandra.connection import CassandraConnection
 from kjournal.ports import EventualReader
-
-from kjournal_reader.eventual import CassandraConnection
-from kjournal_reader.replication import ReplicationView
 
 
 async def get_eventual(request: Request) -> EventualReader:
@@ -22,10 +20,5 @@ async def get_cassandra(request: Request) -> CassandraConnection:
     return cast(CassandraConnection, request.app.state.cassandra)
 
 
-async def get_replication(request: Request) -> ReplicationView:
-    return cast(ReplicationView, request.app.state.replication)
-
-
 EventualDep = Annotated[EventualReader, Depends(get_eventual)]
 CassandraDep = Annotated[CassandraConnection, Depends(get_cassandra)]
-ReplicationDep = Annotated[ReplicationView, Depends(get_replication)]

@@ -7,16 +7,15 @@ from typing import Annotated
 
 from fastapi import Query
 from kjournal.api.schemas import (
-    SEQ_NR_LIMIT,
     EventOut,
     JournalIdOut,
     JournalStatusOut,
     PointerOut,
     ReplicationOut,
 )
+from kjournal.model import SEQ_NR_MAX
 
 __all__ = [
-    "SEQ_NR_LIMIT",
     "EventOut",
     "FromQuery",
     "JournalIdOut",
@@ -28,7 +27,7 @@ __all__ = [
 ]
 
 FromQuery = Annotated[
-    int, Query(alias="from", ge=1, le=SEQ_NR_LIMIT, description="first seqNr to return")
+    int, Query(alias="from", ge=1, le=SEQ_NR_MAX, description="first seqNr to return")
 ]
-ToQuery = Annotated[int, Query(ge=1, le=SEQ_NR_LIMIT, description="last seqNr to return")]
+ToQuery = Annotated[int, Query(ge=1, le=SEQ_NR_MAX, description="last seqNr to return")]
 LimitQuery = Annotated[int | None, Query(ge=1, description="return at most this many events")]

@@ -7,10 +7,10 @@ from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.responses import StreamingResponse
-from kjournal.api.ndjson import NDJSON_CONTENT_TYPE, Prefetched, ndjson_chunks
-from kjournal.api.problems import problem_responses
-from kjournal.api.settings import HttpSettings
-from kjournal_service.problems import stream_problem
+from kjournal.api.schemas import NDJSON_CONTENT_TYPE
+from kjournal_service.ndjson import Prefetched, ndjson_chunks
+from kjournal_service.problems import problem_responses, stream_problem
+from kjournal_service.settings import HttpSettings
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ forks workers from (a driver connection does not survive a fork).
 
 What comes back to the driver is one `SliceReport` per Kafka partition: the core's
 `ReplicationResult`, the metrics the core recorded while applying, and the replication latency of
-each record it applied. The driver turns them into metrics and the per-batch log line.
+each record it applied. The driver turns them into metrics and the per-micro-batch log line.
 """
 
 from __future__ import annotations
@@ -26,13 +26,12 @@ from typing import Any
 
 from kjournal.cassandra.server_warnings import throttle_server_warnings
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import CassandraSettings
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.errors import CassandraUnavailable, DeadlineExceeded, KJournalError
+from kjournal.errors import CassandraUnavailable, DeadlineExceeded, SliceTimeout
 from kjournal.metrics import RecordingMetrics
 from kjournal.ports import ReplicatedStore
 from kjournal.replicate import ReplicationResult, replicate_partition
-from kjournal.settings import CassandraSettings
 from kjournal.wire.record import ConsumedRecord
 
 from kjournal_replicator import worker_gc, zip_imports
@@ -43,7 +42,6 @@ __all__ = [
     "COLUMNS",
     "ApplyTask",
     "SliceReport",
-    "SliceTimeout",
     "apply_records",
     "apply_rows",
     "to_record",
@@ -63,10 +61,6 @@ COLUMNS = (
 """What the executors read from the Kafka source, in this order (rows are indexed by position)."""
 
 _TRANSIENT = (CassandraUnavailable, DeadlineExceeded)
-
-
-class SliceTimeout(KJournalError):
-    """A slice did not finish within `ApplySettings.slice_timeout_s`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,9 +239,10 @@ def _worker(cassandra: CassandraSettings, settings: ApplySettings) -> _Worker:
         session = connect(cassandra)
         store = CassandraReplicatedStore(
             session,
-            TableNames.from_settings(cassandra),
+            cassandra.names,
             segment_size=cassandra.segment_size,
             concurrency=settings.concurrency,
+            java_version=cassandra.java_version,
         )
         _current = _Worker(key, store, session.cluster.shutdown)
         worker_gc.tune(settings.gc_threshold)

@@ -17,25 +17,25 @@ from contextlib import ExitStack
 from types import FrameType
 
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import SchemaSettings, check_schema
+from kjournal.cassandra.schema import check_schema
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.tables import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.metrics_prometheus import PrometheusMetrics
+from kjournal_service.metrics_prometheus import PrometheusMetrics
 from py4j.protocol import Py4JError  # type: ignore[import-untyped]
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from kjournal_replicator.apply import ApplyTask
-from kjournal_replicator.batch import BatchHandler, BatchStatus
 from kjournal_replicator.http import Health, HttpEndpoint
 from kjournal_replicator.kafka_source import matching_partitions
 from kjournal_replicator.lag import LagMonitor
 from kjournal_replicator.metrics import driver_metrics
-from kjournal_replicator.offsets import starting_offsets
+from kjournal_replicator.micro_batch import MicroBatchHandler, MicroBatchStatus
+from kjournal_replicator.offsets import Pointer2, starting_offsets
 from kjournal_replicator.settings import ReplicatorSettings
 from kjournal_replicator.spark import build_spark, start_query
+from kjournal_replicator.topic_watch import TopicWatch
 
 __all__ = ["Replicator"]
 
@@ -44,17 +44,23 @@ log = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_QUERY_FAILED = 1
 EXIT_START_FAILED = 2
+MAX_TOPIC_RESTARTS = 5  # query restarts because the matching topics changed while it started
 
 
 class Replicator:
     def __init__(self, settings: ReplicatorSettings, metrics: PrometheusMetrics | None = None):
         self.settings = settings
         self.metrics = metrics or driver_metrics()
-        self.status = BatchStatus()
+        self.status = MicroBatchStatus()
         self.http: HttpEndpoint | None = None
         self.query: StreamingQuery | None = None
         self._stop = threading.Event()
         self._started = time.time()
+        self._watch = TopicWatch()
+        self._partitions: dict[str, list[int]] = {}
+        self._pointer2: Pointer2 | None = None
+        self._spark: SparkSession | None = None
+        self._handler: MicroBatchHandler | None = None
 
     def request_stop(self) -> None:
         """Stop after the running micro-batch (thread-safe; what SIGTERM does)."""
@@ -95,9 +101,35 @@ class Replicator:
             started = self._start(stack)
             if isinstance(started, int):
                 return started
-            self.query = started
-            code = self._wait(started)
-        return code
+            query = started
+            for restart in range(1, MAX_TOPIC_RESTARTS + 2):
+                self.query = query
+                failure = self._wait(query)
+                if failure is None:
+                    return EXIT_OK
+                if (
+                    restart > MAX_TOPIC_RESTARTS
+                    or not isinstance(failure, StreamingQueryException)
+                    or not self._topics_changed()
+                ):
+                    log.error("the replication query failed: %s", failure)
+                    return EXIT_QUERY_FAILED
+                # Spark refuses starting offsets that do not name exactly the partitions it
+                # finds, so a topic deleted or created between the listing and the first
+                # micro-batch fails the query: list again and start it again.
+                log.warning(
+                    "the matching topics changed while the query started (%s): starting it "
+                    "again (%d of at most %d times)",
+                    str(failure).splitlines()[0][:300],
+                    restart,
+                    MAX_TOPIC_RESTARTS,
+                )
+                try:
+                    query = self._start_query()
+                except Exception:
+                    log.exception("the replicator could not start the query again")
+                    return EXIT_START_FAILED
+        return EXIT_QUERY_FAILED  # not reached: the loop returns
 
     def _start(self, stack: ExitStack) -> StreamingQuery | int:
         """The running query, or the exit code when it did not start; `stack` closes the rest."""
@@ -111,66 +143,92 @@ class Replicator:
             session = connect(settings.cassandra)
             stack.callback(session.cluster.shutdown)
             # Migrations are the schema job's (it holds the DDL rights): only check here.
-            check_schema(session, SchemaSettings.from_settings(settings.cassandra))
-            pointer2 = _store(session, settings).pointer2
-            spark = build_spark(settings)
+            check_schema(session, settings.cassandra)
+            pointer2 = self._pointer2 = _store(session, settings).pointer2
+            spark = self._spark = build_spark(settings)
             stack.callback(_stop_spark, spark)
-            partitions = matching_partitions(settings.kafka, settings.topics)
-            starting = starting_offsets(partitions, pointer2)
-            log.info(
-                "topics matching %r: %s; starting offsets without a checkpoint: %s",
-                settings.topics.pattern,
-                {topic: len(ps) for topic, ps in partitions.items()},
-                starting,
-            )
-            handler = BatchHandler(
+            self._handler = MicroBatchHandler(
                 ApplyTask(settings.cassandra, settings.apply),
                 pointer2,
                 self.metrics,
                 self.status,
                 max_tasks=settings.spark.max_tasks or spark.sparkContext.defaultParallelism,
+                topics_now=lambda: matching_partitions(settings.kafka, settings.topics).keys(),
+                watch=self._watch,
             )
             if self._stop.is_set():
                 return EXIT_OK
-            query = start_query(spark, settings, starting, handler)
+            query = self._start_query()
         except Exception:
             log.exception("the replicator could not start")
             return EXIT_START_FAILED
         lag = LagMonitor(
-            settings.kafka, settings.topics, pointer2, self.metrics, settings.http.lag_interval_s
+            settings.kafka,
+            settings.topics,
+            pointer2,
+            self.metrics,
+            settings.http.lag_interval_s,
+            self._watch,
         ).start()
         stack.callback(lag.close)
         return query
 
-    def _wait(self, query: StreamingQuery) -> int:
+    def _start_query(self) -> StreamingQuery:
+        """Start the query from the checkpoint, or (without one) from pointer2 + 1 of every
+        partition of every matching topic as Kafka lists them now."""
+        settings = self.settings
+        assert self._spark is not None
+        assert self._handler is not None
+        assert self._pointer2 is not None
+        self._partitions = matching_partitions(settings.kafka, settings.topics)
+        self._watch.now(self._partitions)
+        starting = starting_offsets(self._partitions, self._pointer2)
+        log.info(
+            "topics whose whole name matches %r: %s; starting offsets without a checkpoint: %s",
+            settings.topics.pattern,
+            {topic: len(ps) for topic, ps in self._partitions.items()},
+            starting,
+        )
+        return start_query(self._spark, settings, starting, self._handler)
+
+    def _topics_changed(self) -> bool:
+        """Whether the matching partitions differ from those the query was started with (False
+        if Kafka cannot tell now)."""
+        try:
+            return (
+                matching_partitions(self.settings.kafka, self.settings.topics) != self._partitions
+            )
+        except Exception as exc:
+            log.warning("listing the matching topics failed: %s", exc)
+            return False
+
+    def _wait(self, query: StreamingQuery) -> BaseException | None:
+        """Until the query ends or a stop is requested: the query's failure, if it failed."""
         try:
             while query.isActive and not self._stop.is_set():
                 query.awaitTermination(1)
             if self._stop.is_set() and query.isActive:
-                # Let the running batch finish: stopping interrupts it, and although a replay
-                # is safe it is wasted work. A batch starting meanwhile is interrupted.
+                # Let the running micro-batch finish: stopping interrupts it, and although a replay
+                # is safe it is wasted work. A micro-batch starting meanwhile is interrupted.
                 if not self.status.idle.wait(self.settings.stop_timeout_s):
                     log.warning("the running micro-batch did not finish in time: interrupting")
                 query.stop()
                 log.info("stopped after micro-batch %s", self.status.last_batch_id)
-            failure = query.exception()
+            failure: BaseException | None = query.exception()
         except StreamingQueryException as exc:
             failure = exc
         except Py4JError as exc:
             if not self._stop.is_set():
-                log.error("lost the Spark JVM: %s", exc)
-                return EXIT_QUERY_FAILED
+                return RuntimeError(f"lost the Spark JVM: {exc}")
             # A signal sent to the whole process group (a terminal, `timeout`) also stops the
-            # JVM, which interrupts the running batch: it is replayed on restart, safely.
-            log.warning("the Spark JVM stopped with us; the running batch, if any, is replayed")
-            return EXIT_OK
-        if failure is not None:
-            log.error("the replication query failed: %s", failure)
-            return EXIT_QUERY_FAILED
-        if not self._stop.is_set():
-            log.error("the replication query ended without being asked to")
-            return EXIT_QUERY_FAILED
-        return EXIT_OK
+            # JVM, which interrupts the running micro-batch: it is replayed on restart, safely.
+            log.warning(
+                "the Spark JVM stopped with us; the running micro-batch, if any, is replayed"
+            )
+            return None
+        if failure is None and not self._stop.is_set():
+            return RuntimeError("the replication query ended without being asked to")
+        return failure
 
 
 def _stop_spark(spark: SparkSession) -> None:
@@ -182,4 +240,4 @@ def _stop_spark(spark: SparkSession) -> None:
 
 def _store(session: Session, settings: ReplicatorSettings) -> CassandraReplicatedStore:
     """The driver's store: it only reads pointer2 (starting offsets, gap check, lag)."""
-    return CassandraReplicatedStore(session, TableNames.from_settings(settings.cassandra))
+    return CassandraReplicatedStore(session, settings.cassandra.names)

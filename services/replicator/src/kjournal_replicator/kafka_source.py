@@ -31,12 +31,6 @@ T = TypeVar("T")
 
 FETCH_MAX_WAIT_MS = 20
 
-_JAAS_MODULES = {
-    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class PartitionOffsets:
@@ -47,7 +41,7 @@ class PartitionOffsets:
 def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) -> T:
     async def main() -> T:
         consumer = AIOKafkaConsumer(
-            **kafka.client_options(), enable_auto_commit=False, group_id=None
+            **kafka.aiokafka_options(), enable_auto_commit=False, group_id=None
         )
         try:
             await consumer.start()
@@ -60,15 +54,24 @@ def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) 
     return asyncio.run(main())
 
 
+UNKNOWN_TOPIC_OR_PARTITION = 3  # Kafka's error code for a topic that is gone
+SETTLE_ATTEMPTS = 10  # a topic just created has partitions without a leader for a moment
+
+
 def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str, list[int]]:
-    """Every partition of every topic whose name matches the pattern."""
+    """Every partition of every topic whose name matches the pattern (a topic just created is
+    waited for until its partitions have leaders, for a few seconds at most)."""
 
     async def main() -> dict[str, list[int]]:
-        admin = AIOKafkaAdminClient(**kafka.client_options())
+        admin = AIOKafkaAdminClient(**kafka.aiokafka_options())
         try:
             await admin.start()
-            names = sorted(name for name in await admin.list_topics() if topics.matches(name))
-            described = await admin.describe_topics(names) if names else []
+            for _ in range(SETTLE_ATTEMPTS):
+                names = sorted(name for name in await admin.list_topics() if topics.matches(name))
+                described = await admin.describe_topics(names) if names else []
+                if not any(_settling(entry) for entry in described):
+                    break
+                await asyncio.sleep(0.5)
         except Exception as exc:
             raise KafkaUnavailable(f"Kafka at {kafka.bootstrap_servers}: {exc!r}") from exc
         finally:
@@ -82,15 +85,33 @@ def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str
     return asyncio.run(main())
 
 
+def _settling(entry: dict[str, Any]) -> bool:
+    """A topic with an error other than being gone, or a partition without a leader yet."""
+    error = entry.get("error_code", 0)
+    if error not in (0, UNKNOWN_TOPIC_OR_PARTITION):
+        return True
+    return any(p.get("error_code", 0) != 0 for p in entry.get("partitions") or ())
+
+
 def kafka_offsets(
     kafka: KafkaSettings, partitions: dict[str, list[int]]
 ) -> dict[tuple[str, int], PartitionOffsets]:
-    """Beginning and end offsets of the given partitions."""
-    wanted = [TopicPartition(topic, p) for topic, ps in partitions.items() for p in ps]
-    if not wanted:
+    """Beginning and end offsets of the given partitions, but those of a topic Kafka no longer
+    has (deleted since the partitions were listed: asking for its offsets would wait out the
+    request timeout)."""
+    if not any(partitions.values()):
         return {}
 
     async def use(consumer: AIOKafkaConsumer) -> dict[tuple[str, int], PartitionOffsets]:
+        existing = await consumer.topics()  # fresh metadata
+        wanted = [
+            TopicPartition(topic, p)
+            for topic, ps in partitions.items()
+            if topic in existing
+            for p in ps
+        ]
+        if not wanted:
+            return {}
         beginning = await consumer.beginning_offsets(wanted)
         end = await consumer.end_offsets(wanted)
         return {
@@ -103,22 +124,11 @@ def kafka_offsets(
 
 def source_options(kafka: KafkaSettings, spark: SparkSettings) -> dict[str, str]:
     """The Spark Kafka source's connection options (`kafka.*`) from the shared Kafka settings."""
-    options: dict[str, Any] = {
-        "kafka.bootstrap.servers": kafka.bootstrap_servers,
-        "kafka.security.protocol": kafka.security_protocol,
-        "kafka.request.timeout.ms": kafka.request_timeout_ms,
-        # A consumer keeps one fetch in flight per broker. After a micro-batch that fetch waits
-        # at the broker for new data, and the next micro-batch's read (its seek discards the
-        # fetch) waits for it to come back first: Kafka's 500 ms default, per partition a task
-        # reads, measured as seconds of latency per micro-batch.
-        "kafka.fetch.max.wait.ms": FETCH_MAX_WAIT_MS,
-    }
-    if kafka.sasl_mechanism:
-        password = kafka.sasl_password.get_secret_value() if kafka.sasl_password else ""
-        options["kafka.sasl.mechanism"] = kafka.sasl_mechanism
-        options["kafka.sasl.jaas.config"] = (
-            f'{_JAAS_MODULES[kafka.sasl_mechanism]} required username="{kafka.sasl_username}" '
-            f'password="{password}";'
-        )
+    options = {f"kafka.{key}": value for key, value in kafka.java_options().items()}
+    # A consumer keeps one fetch in flight per broker. After a micro-batch that fetch waits at the
+    # broker for new data, and the next micro-batch's read (its seek discards the fetch) waits for
+    # it to come back first: Kafka's 500 ms default, per partition a task reads, measured as
+    # seconds of latency per micro-batch.
+    options["kafka.fetch.max.wait.ms"] = str(FETCH_MAX_WAIT_MS)
     options.update(spark.kafka_options)
-    return {key: str(value) for key, value in options.items()}
+    return options

@@ -1,8 +1,9 @@
-"""Replication lag per partition, measured by the driver: Kafka's end offset against pointer2.
+"""Replication lag per partition, measured by the driver on a timer.
 
-lag = end offset − (pointer2 + 1): the records Kafka holds that Cassandra does not (0 when
-caught up). A partition without pointer2 counts from its beginning offset. Measured on a timer,
-independently of micro-batches, so the lag keeps growing (and alerting) while batches fail.
+The lag is the core's (`kjournal.model.replication.replication_lag`: records Kafka holds that
+Cassandra does not) under the core's metric name (`kjournal_replication_lag_records`), the same
+the reader's replication route reports. Measured independently of micro-batches, so the lag keeps
+growing (and alerting) while batches fail.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ import threading
 
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics import Metrics
+from kjournal.model.replication import PartitionReplication, TopicReplication
+from kjournal.replication_status import record_lag
 
 from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
-from kjournal_replicator.metrics import END_OFFSET, LAG
+from kjournal_replicator.metrics import END_OFFSET
 from kjournal_replicator.offsets import Pointer2
 from kjournal_replicator.settings import TopicSettings
+from kjournal_replicator.topic_watch import TopicWatch
 
 __all__ = ["LagMonitor", "measure_lag"]
 
@@ -25,15 +29,31 @@ log = logging.getLogger(__name__)
 
 def measure_lag(
     kafka: KafkaSettings, topics: TopicSettings, pointer2: Pointer2
-) -> dict[tuple[str, int], tuple[int, int]]:
-    """(end offset, lag) per matching partition."""
-    offsets = kafka_offsets(kafka, matching_partitions(kafka, topics))
-    measured = {}
-    for (topic, partition), known in offsets.items():
-        last = pointer2(topic, partition)
-        start = known.beginning if last is None else last + 1
-        measured[(topic, partition)] = (known.end, max(known.end - start, 0))
-    return measured
+) -> list[TopicReplication]:
+    """The replication status of every partition of every matching topic (a topic deleted while
+    it is measured is left out)."""
+    partitions = matching_partitions(kafka, topics)
+    offsets = kafka_offsets(kafka, partitions)
+    partitions = {
+        topic: numbers
+        for topic, numbers in partitions.items()
+        if all((topic, partition) in offsets for partition in numbers)
+    }
+    return [
+        TopicReplication(
+            topic,
+            tuple(
+                PartitionReplication(
+                    partition,
+                    offsets[(topic, partition)].beginning,
+                    offsets[(topic, partition)].end,
+                    pointer2(topic, partition),
+                )
+                for partition in numbers
+            ),
+        )
+        for topic, numbers in sorted(partitions.items())
+    ]
 
 
 class LagMonitor:
@@ -44,6 +64,7 @@ class LagMonitor:
         pointer2: Pointer2,
         metrics: Metrics,
         interval_s: float,
+        watch: TopicWatch,
     ) -> None:
         self._kafka = kafka
         self._topics = topics
@@ -52,6 +73,7 @@ class LagMonitor:
         self._interval = interval_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="kjournal-lag", daemon=True)
+        self._watch = watch
 
     def start(self) -> LagMonitor:
         self._thread.start()
@@ -62,11 +84,17 @@ class LagMonitor:
         self._thread.join(timeout=self._interval + 30)
 
     def measure_once(self) -> None:
-        for (topic, partition), (end, lag) in measure_lag(
-            self._kafka, self._topics, self._pointer2
-        ).items():
-            self._metrics.set(END_OFFSET, end, topic=topic, partition=str(partition))
-            self._metrics.set(LAG, lag, topic=topic, partition=str(partition))
+        statuses = measure_lag(self._kafka, self._topics, self._pointer2)
+        self._watch.now(status.topic for status in statuses)
+        for status in statuses:
+            record_lag(self._metrics, status)
+            for partition in status.partitions:
+                self._metrics.set(
+                    END_OFFSET,
+                    partition.end_offset,
+                    topic=status.topic,
+                    partition=str(partition.partition),
+                )
 
     def _loop(self) -> None:
         while not self._stop.is_set():

@@ -10,24 +10,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kjournal.metrics import LabelKey, Metrics, RecordingMetrics
-from kjournal.metrics_prometheus import PrometheusMetrics
+from kjournal_service.metrics_prometheus import PrometheusMetrics
 
 __all__ = [
-    "BATCHES",
-    "BATCH_SECONDS",
     "END_OFFSET",
-    "LAG",
     "LATENCY",
+    "MICRO_BATCHES",
+    "MICRO_BATCH_SECONDS",
     "MetricsSnapshot",
     "driver_metrics",
 ]
 
-# Names recorded by the replicator itself (the core's are kjournal.replicate's).
-LAG = "kjournal_replicator_lag_records"
+# Names recorded by the replicator itself (the core's are kjournal.replicate's, and the lag is
+# kjournal.replication_status's).
 END_OFFSET = "kjournal_replicator_end_offset"
 LATENCY = "kjournal_replicator_latency_seconds"
-BATCHES = "kjournal_replicator_micro_batches_total"
-BATCH_SECONDS = "kjournal_replicator_micro_batch_seconds"
+MICRO_BATCHES = "kjournal_replicator_micro_batches_total"
+MICRO_BATCH_SECONDS = "kjournal_replicator_micro_batch_seconds"
 
 # Seconds: slices take milliseconds to seconds, latency grows to minutes while the job is behind.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900)

@@ -6,8 +6,8 @@ journal's head past the earlier half) and move pointer2 over offsets not yet app
 Kafka source plans one input partition per Kafka partition as long as `minPartitions` and
 `maxRecordsPerPartition` are unset (settings.py refuses both), and the DataFrame handed to
 foreachBatch keeps that partitioning. Here the driver reads the planned ranges from the batch's
-RDD lineage (through py4j, no data moved) and refuses a batch where a Kafka partition appears in
-more than one Spark partition. The ranges also tell which partitions a batch must report on.
+RDD lineage (through py4j, no data moved) and refuses a micro-batch where a Kafka partition appears in
+more than one Spark partition. The ranges also tell which partitions a micro-batch must report on.
 """
 
 from __future__ import annotations
@@ -17,16 +17,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kjournal.errors import MicroBatchError
 from pyspark.sql import DataFrame
 
-__all__ = ["OffsetRange", "PlanError", "planned_ranges"]
+__all__ = ["OffsetRange", "micro_batch_ranges"]
 
 _SOURCE_RDD = "org.apache.spark.sql.execution.datasources.v2.DataSourceRDD"
 _MAX_DEPTH = 32
-
-
-class PlanError(RuntimeError):
-    """The micro-batch is not planned the way replication needs: fail it."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -59,10 +56,10 @@ def _scala_items(seq: Any) -> Iterator[Any]:
         yield iterator.next()
 
 
-def planned_ranges(batch: DataFrame) -> list[tuple[int, OffsetRange]]:
+def micro_batch_ranges(batch: DataFrame) -> list[tuple[int, OffsetRange]]:
     """(Spark partition index, Kafka offset range) for each planned partition of `batch`.
 
-    Raises PlanError if the lineage holds no Kafka source RDD, a Spark partition reads anything
+    Raises MicroBatchError if the lineage holds no Kafka source RDD, a Spark partition reads anything
     but exactly one Kafka range, or a Kafka partition is split over several Spark partitions.
     """
     # The batch DataFrame of foreachBatch wraps the source's RDD (LogicalRDD); execute() on its
@@ -70,12 +67,12 @@ def planned_ranges(batch: DataFrame) -> list[tuple[int, OffsetRange]]:
     jrdd = batch._jdf.queryExecution().executedPlan().execute()
     source = next((rdd for rdd in _lineage(jrdd) if rdd.getClass().getName() == _SOURCE_RDD), None)
     if source is None:
-        raise PlanError("the micro-batch does not read from the Kafka source RDD")
+        raise MicroBatchError("the micro-batch does not read from the Kafka source RDD")
     planned: list[tuple[int, OffsetRange]] = []
     for spark_partition in source.partitions():
         inputs = list(_scala_items(spark_partition.inputPartitions()))
         if len(inputs) != 1:
-            raise PlanError(
+            raise MicroBatchError(
                 f"Spark partition {spark_partition.index()} reads {len(inputs)} Kafka ranges"
             )
         offsets = inputs[0].offsetRange()
@@ -94,7 +91,7 @@ def planned_ranges(batch: DataFrame) -> list[tuple[int, OffsetRange]]:
     counts = Counter((r.topic, r.partition) for _, r in planned)
     split = sorted(f"{topic}:{partition}" for (topic, partition), n in counts.items() if n > 1)
     if split:
-        raise PlanError(
+        raise MicroBatchError(
             f"Kafka partitions {', '.join(split)} are split over several Spark partitions: "
             "unset the Kafka source options minPartitions and maxRecordsPerPartition"
         )

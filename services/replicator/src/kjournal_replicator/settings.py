@@ -14,14 +14,16 @@ from __future__ import annotations
 import re
 from typing import Self
 
-from kjournal.api.settings import ServiceSettings
+from kjournal.cassandra.settings import CassandraSettings, Consistency
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.settings import CassandraSettings, Consistency
+from kjournal_service.settings import ServiceSettings
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from kjournal_replicator import worker_gc
 
 __all__ = [
     "ApplySettings",
-    "HttpSettings",
+    "DriverHttpSettings",
     "ReplicatorSettings",
     "SparkSettings",
     "TopicSettings",
@@ -31,11 +33,12 @@ __all__ = [
 class SparkSettings(BaseModel):
     """The Spark session and the streaming query."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     master: str | None = "local[2]"
     """None leaves the master to spark-submit (`--master k8s://...`)."""
     app_name: str = "kjournal-replicator"
+    """The Spark application's name."""
     checkpoint_location: str = "/tmp/kjournal-replicator/checkpoint"
     """Any Hadoop URI Spark can write (local path, s3a://, hdfs://); shared by restarts."""
     trigger_interval_s: float = Field(default=0.2, ge=0)
@@ -48,7 +51,9 @@ class SparkSettings(BaseModel):
     """Tasks per micro-batch at most (default: Spark's default parallelism, i.e. its cores).
     Kafka partitions are coalesced, never split: each still goes whole to one task."""
     shuffle_partitions: int = Field(default=2, ge=1)
+    """spark.sql.shuffle.partitions (the job shuffles nothing)."""
     ui_enabled: bool = False
+    """Run the Spark UI."""
     conf: dict[str, str] = Field(default_factory=dict)
     """Extra Spark conf, e.g. KJOURNAL_SPARK__CONF='{"spark.executor.memory": "2g"}'."""
     kafka_options: dict[str, str] = Field(default_factory=dict)
@@ -79,11 +84,14 @@ class SparkSettings(BaseModel):
 
 
 class TopicSettings(BaseModel):
-    """Which topics to replicate: a Java regular expression matched against whole names."""
+    """Which topics to replicate: a regular expression that must match a topic's whole name
+    (`journal.*`: every topic whose name starts with "journal"; `journal`: that one topic)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     pattern: str = "journal.*"
+    """Regular expression a topic's whole name must match (passed to Spark anchored, as
+    ^(?:pattern)$; write it in the syntax common to Java and Python)."""
 
     @field_validator("pattern")
     @classmethod
@@ -94,40 +102,47 @@ class TopicSettings(BaseModel):
             raise ValueError(f"invalid topic pattern {value!r}: {exc}") from None
         return value
 
+    @property
+    def anchored(self) -> str:
+        """The pattern as Spark gets it. Spark's Kafka source finds a pattern anywhere in a topic
+        name (Scala's `findFirstIn`): anchoring makes its topics exactly those `matches` names."""
+        return f"^(?:{self.pattern})$"
+
     def matches(self, topic: str) -> bool:
-        # Spark matches with java.util.regex `matches()`, i.e. the whole name; for the patterns
-        # people write for topic names Python's fullmatch agrees.
         return re.fullmatch(self.pattern, topic) is not None
 
 
 class ApplySettings(BaseModel):
     """How each executor applies a partition's slice to Cassandra."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     concurrency: int = Field(default=32, ge=1)
     """Cassandra statements in flight per task (the store applies journals concurrently)."""
     retries: int = Field(default=2, ge=0)
     """Re-runs of a slice inside the task after a Cassandra error, before the task fails."""
     retry_backoff_s: float = Field(default=1.0, ge=0)
+    """Pause before a slice's re-run, times the attempt number."""
     slice_timeout_s: float = Field(default=300.0, gt=0)
     """A task whose Kafka partitions take longer to apply (retries included) fails."""
     fail_on_gap: bool = True
-    """Fail a batch that would start a partition past pointer2 + 1 (offsets never replicated)."""
-    gc_threshold: int = Field(default=50_000, ge=0)
+    """Fail a micro-batch that would start a partition past pointer2 + 1 (offsets never replicated)."""
+    gc_threshold: int = Field(default=worker_gc.DEFAULT_THRESHOLD, ge=0)
     """First-generation threshold of the workers' garbage collector (0: Python's 700); see
     worker_gc.py."""
 
 
-class HttpSettings(BaseModel):
-    """The driver's /healthz and /metrics endpoint."""
+class DriverHttpSettings(BaseModel):
+    """The driver's /healthz and /metrics endpoint (`KJOURNAL_HTTP__*`, as the HTTP services')."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     enabled: bool = True
+    """Serve /healthz and /metrics from the driver."""
     host: str = "0.0.0.0"  # probes and scrapers come from outside the pod
+    """Address the driver's endpoint listens on."""
     port: int = Field(default=9400, ge=0, le=65535)
-    """0 picks a free port (tests)."""
+    """The driver endpoint's port (0 picks a free port)."""
     lag_interval_s: float = Field(default=10.0, gt=0)
     """How often the driver measures per-partition lag (end offset vs pointer2)."""
 
@@ -140,7 +155,7 @@ class ReplicatorSettings(ServiceSettings):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     topics: TopicSettings = Field(default_factory=TopicSettings)
     apply: ApplySettings = Field(default_factory=ApplySettings)
-    http: HttpSettings = Field(default_factory=HttpSettings)
+    http: DriverHttpSettings = Field(default_factory=DriverHttpSettings)
     stop_timeout_s: float = Field(default=60.0, ge=0)
     """On SIGTERM, how long to let the running micro-batch finish before stopping the query."""
 

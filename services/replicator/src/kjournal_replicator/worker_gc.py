@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import gc
 
-__all__ = ["tune"]
+__all__ = ["DEFAULT_THRESHOLD", "tune"]
+
+DEFAULT_THRESHOLD = 50_000
 
 
 def tune(threshold: int) -> None:

@@ -10,16 +10,17 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
-from kjournal.api.schemas import AppendRequest
-from kjournal.journal import Journals, JournalsSettings
-from kjournal.kafka.topics import TopicPartitions
+from kjournal.api.schemas import AppendRequest, MarkRequest
+from kjournal.journal import Journals
 from kjournal_service.app import environment_app, service_app
-from kjournal_service.health import health_router
+from kjournal_service.dependency_watch import DependencyWatch
+from kjournal_service.health import health_router, kafka_check
 
 from kjournal_writer.routes import journals
-from kjournal_writer.settings import Settings
+from kjournal_writer.settings import Settings, WriterHttpSettings
 
 log = logging.getLogger(__name__)
 
@@ -34,17 +35,27 @@ Journal ids are percent-encoded path segments; topics must start with the config
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     async with AsyncExitStack() as stack:
-        app.state.journals = await stack.enter_async_context(
-            Journals(
-                JournalsSettings(kafka=settings.kafka, origin=settings.origin),
-                metrics=app.state.metrics,
+        journals = app.state.journals = await stack.enter_async_context(
+            Journals(settings.kafka, origin=settings.origin, metrics=app.state.metrics)
+        )
+        await stack.enter_async_context(
+            DependencyWatch(
+                "writer",
+                {"kafka": kafka_check(journals.topics, settings.http.topic_prefix)},
+                app.state.metrics,
+                settings.http.dependency_check_interval_s,
+                settings.http.readiness_timeout_s,
             )
         )
-        app.state.topics = await stack.enter_async_context(TopicPartitions(settings.kafka))
         log.info("writer started; Kafka at %s", settings.kafka.bootstrap_servers)
         yield
         log.info("writer stopping: closing the Kafka producer")
     log.info("writer stopped")
+
+
+def _state_limits(document: dict[str, Any], http: WriterHttpSettings) -> None:
+    events = document["components"]["schemas"]["AppendRequest"]["properties"]["events"]
+    events["maxItems"] = http.max_events_per_append
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -54,7 +65,8 @@ def create_app(settings: Settings) -> FastAPI:
         description=DESCRIPTION,
         lifespan=_lifespan,
         routers=(journals.router, health_router("Kafka answers a metadata request")),
-        openapi_models=(AppendRequest,),
+        openapi_models=(AppendRequest, MarkRequest),
+        openapi_touch=lambda document: _state_limits(document, settings.http),
         hot_endpoints=(journals.append,),
     )
 

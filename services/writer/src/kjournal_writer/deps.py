@@ -4,20 +4,21 @@ path). The shared dependencies (the open Journals, the journal a URL names, metr
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from fastapi import HTTPException, Request
 from fastapi.exceptions import RequestValidationError
+from kjournal_service.json_body import loads_strict
 from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def json_body(model: type[BaseModel]) -> dict[str, Any]:
+def json_body(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:
     """OpenAPI `requestBody` for a route that parses its body itself (parse_json_body)."""
     return {
         "requestBody": {
-            "required": True,
+            "required": required,
             "content": {
                 "application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}
             },
@@ -25,13 +26,26 @@ def json_body(model: type[BaseModel]) -> dict[str, Any]:
     }
 
 
-async def parse_json_body(request: Request, model: type[M]) -> M:
-    """The body as `model`; errors look exactly like FastAPI's own body validation errors."""
+@overload
+async def parse_json_body(request: Request, model: type[M]) -> M: ...
+
+
+@overload
+async def parse_json_body(request: Request, model: type[M], *, required: bool) -> M | None: ...
+
+
+async def parse_json_body(request: Request, model: type[M], *, required: bool = True) -> M | None:
+    """The body as `model` (strict JSON, kjournal_service.json_body); an empty optional body is
+    None. Errors look exactly like FastAPI's own body validation errors."""
+    body = await request.body()
+    if not body and not required:
+        return None
     content_type = request.headers.get("content-type", "")
     if "json" not in content_type:
         raise HTTPException(415, f"expected an application/json body, not {content_type!r}")
+    data = loads_strict(body)
     try:
-        return model.model_validate_json(await request.body())
+        return model.model_validate(data)
     except ValidationError as exc:
         errors = [{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]
         raise RequestValidationError(errors) from None

@@ -7,13 +7,13 @@ from typing import Annotated
 
 from fastapi import Query
 from kjournal.api.schemas import (
-    SEQ_NR_LIMIT,
     AppendRequest,
     AppendResponse,
     MarkRequest,
     MarkResponse,
     PositionOut,
 )
+from kjournal.model import SEQ_NR_MAX
 from kjournal_service.params import IdPath, TopicPath
 
 __all__ = [
@@ -27,4 +27,4 @@ __all__ = [
     "TopicPath",
 ]
 
-ToQuery = Annotated[int, Query(ge=1, le=SEQ_NR_LIMIT, description="delete events with seqNr ≤ to")]
+ToQuery = Annotated[int, Query(ge=1, le=SEQ_NR_MAX, description="delete events with seqNr ≤ to")]

@@ -5,32 +5,34 @@
     KJOURNAL_HTTP__PORT=8081
 
 The writer has Kafka rights only: there is no Cassandra section, and `KJOURNAL_CASSANDRA__*`
-variables are ignored.
+variables are ignored. docs/configuration.md lists every variable.
 """
 
 from __future__ import annotations
 
-import socket
-from typing import Self
-
-from kjournal.api.settings import HttpSettings, ServiceSettings, check_kafka_credentials
+from kjournal.journal import HOST_NAME
 from kjournal.kafka.settings import KafkaSettings
-from pydantic import Field, model_validator
+from kjournal_service.settings import HttpSettings, ServiceSettings
+from pydantic import Field
 
 
 class WriterHttpSettings(HttpSettings):
-    port: int = Field(default=8081, ge=1, le=65535)
+    port: int = Field(default=8081, ge=1, le=65535, description="port to listen on")
+    max_events_per_append: int = Field(
+        default=10_000, ge=1, description="events one append may hold (more: 400 too-many-events)"
+    )
+    offload_body_bytes: int = Field(
+        default=64 * 1024,
+        ge=0,
+        description="larger append bodies are parsed in a worker thread, not on the event loop",
+    )
 
 
 class Settings(ServiceSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     http: WriterHttpSettings = Field(default_factory=WriterHttpSettings)
     origin: str | None = Field(
-        default_factory=socket.gethostname,
-        description="written into every action header (the Scala library's origin)",
+        default_factory=lambda: HOST_NAME,
+        description="written into every action header (the Scala library's origin; default: "
+        "the host name)",
     )
-
-    @model_validator(mode="after")
-    def _safe(self) -> Self:
-        check_kafka_credentials(self.kafka)
-        return self

@@ -212,6 +212,11 @@ class Engine:
         self.state_file.unlink(missing_ok=True)
         # (before restoring: umount itself may create /run/mount, which the restore removes)
         _unmount_below(run_dir)
+        # A killed dockerd also leaves its data root mounted on itself (and overlays under it);
+        # never touch them while any dockerd runs (it may be another checkout's, on this root).
+        if self._foreign_dockerd(None) is None:
+            data_root = Path(state.data_root) if state else self.settings.docker_data_root
+            _unmount_below(data_root, including_root=True)
         shutil.rmtree(run_dir, ignore_errors=True)
         before = hostnet.HostState.load(self.host_file)
         if before is not None:
@@ -251,12 +256,13 @@ def _processes_mentioning(text: str) -> list[int]:
     return found
 
 
-def _unmount_below(root: Path) -> None:
-    """Unmount whatever a killed engine left mounted under its run directory (deepest first)."""
+def _unmount_below(root: Path, *, including_root: bool = False) -> None:
+    """Unmount whatever a killed engine left mounted under `root` (deepest first)."""
     prefix = str(root) + "/"
     try:
         mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
     except OSError:
         return
-    for point in sorted((m for m in mounts if m.startswith(prefix)), key=len, reverse=True):
+    doomed = [m for m in mounts if m.startswith(prefix) or (including_root and m == str(root))]
+    for point in sorted(doomed, key=len, reverse=True):
         subprocess.run(["umount", "-l", point], capture_output=True, check=False)

@@ -5,8 +5,8 @@ Framework-free: nothing here imports FastAPI or Starlette.
 """
 
 from kjournal.api.convert import (
-    AppendBatch,
-    append_batch,
+    AppendArgs,
+    append_args,
     append_request_body,
     append_response,
     append_response_json,
@@ -45,7 +45,7 @@ __all__ = [
     "ERROR_PROBLEMS",
     "PROBLEM_CONTENT_TYPE",
     "PROBLEM_TYPE_PREFIX",
-    "AppendBatch",
+    "AppendArgs",
     "AppendRequest",
     "AppendResponse",
     "EventIn",
@@ -60,7 +60,7 @@ __all__ = [
     "Problem",
     "ProblemSpec",
     "ReplicationOut",
-    "append_batch",
+    "append_args",
     "append_request_body",
     "append_response",
     "append_response_json",

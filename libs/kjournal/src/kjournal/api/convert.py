@@ -18,9 +18,12 @@ from typing import Any, cast
 from kjournal.api.schemas import (
     AppendRequest,
     AppendResponse,
+    ConflictOut,
     EventIn,
     ExpiryOut,
     JournalStatusOut,
+    PartitionReplicationOut,
+    ReplicationOut,
     format_timestamp,
 )
 from kjournal.errors import (
@@ -31,7 +34,6 @@ from kjournal.errors import (
     KJournalError,
     SeqNrOrderError,
 )
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import (
     BinaryPayload,
     Event,
@@ -50,12 +52,15 @@ from kjournal.model import (
     SeqRange,
     TextPayload,
 )
+from kjournal.model.conflict import Conflict
+from kjournal.model.durations import expire_after_from_json, format_duration, parse_duration
 from kjournal.model.head import Expiry
-from kjournal.wire.durations import expire_after_from_json, format_duration, parse_duration
+from kjournal.model.replication import PartitionReplication, TopicReplication
+from kjournal.model.results import AppendResult, JournalStatus
 
 __all__ = [
-    "AppendBatch",
-    "append_batch",
+    "AppendArgs",
+    "append_args",
     "append_request_body",
     "append_response",
     "append_response_json",
@@ -65,12 +70,14 @@ __all__ = [
     "format_timestamp",
     "journal_status_from_out",
     "journal_status_out",
+    "replication_from_out",
+    "replication_out",
 ]
 
 
 @dataclass(frozen=True, slots=True)
-class AppendBatch:
-    """What `Journal.append` takes, from one append request."""
+class AppendArgs:
+    """What `Journal.append` takes, from one append body."""
 
     events: Events
     metadata: RecordMetadata
@@ -82,7 +89,7 @@ def _payload(index: int, event: EventIn) -> Payload | None:
     value = event.payload
     where = f"events[{index}]"
     if value is None:
-        if kind not in (None, "json"):
+        if kind is not None:
             raise InvalidPayload(f"{where} has payloadType {kind} but no payload")
         return None
     if kind is None or kind == "json":
@@ -97,8 +104,9 @@ def _payload(index: int, event: EventIn) -> Payload | None:
         raise InvalidPayload(f"{where}.payload is not valid base64: {exc}") from None
 
 
-def append_batch(request: AppendRequest) -> AppendBatch:
-    """The batch an append request stands for; InvalidInput subclasses if it is not valid."""
+def append_args(request: AppendRequest) -> AppendArgs:
+    """The events, metadata and headers an append body stands for; InvalidInput subclasses if
+    it is not valid."""
     if not request.events:
         raise EmptyBatch("an append needs at least one event (events is empty)")
     previous: int | None = None
@@ -106,7 +114,7 @@ def append_batch(request: AppendRequest) -> AppendBatch:
     for index, item in enumerate(request.events):
         if previous is not None and item.seq_nr <= previous:
             raise SeqNrOrderError(
-                f"seqNrs must strictly increase within a batch: events[{index}].seqNr is "
+                f"seqNrs must strictly increase within an append: events[{index}].seqNr is "
                 f"{item.seq_nr} after {previous}"
             )
         previous = item.seq_nr
@@ -120,7 +128,7 @@ def append_batch(request: AppendRequest) -> AppendBatch:
     payload_data = metadata_in.payload if metadata_in is not None else None
     payload_metadata = PayloadMetadata(expire_after, payload_data)
     metadata = RecordMetadata(header=HeaderMetadata(header_data), payload=payload_metadata)
-    return AppendBatch(Events(tuple(events), payload_metadata), metadata, dict(request.headers))
+    return AppendArgs(Events(tuple(events), payload_metadata), metadata, dict(request.headers))
 
 
 def _payload_json(payload: Payload | None) -> tuple[str | None, JsonValue]:
@@ -138,7 +146,7 @@ def append_request_body(
     metadata: RecordMetadata | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> dict[str, JsonValue]:
-    """The JSON body of an append request (the client's half of `append_batch`)."""
+    """The JSON body of an append request (the client's half of `append_args`)."""
     items = events.events if isinstance(events, Events) else tuple(events)
     body_events: list[JsonValue] = []
     for event in items:
@@ -274,6 +282,20 @@ def journal_status_out(status: JournalStatus) -> JournalStatusOut:
         pointer2=status.pointer2,
         unreplicated_actions=status.unreplicated_actions,
         unreplicated_offsets=status.unreplicated_offsets,
+        unreplicated_duplicates=status.unreplicated_duplicates,
+        conflicts=None
+        if status.conflicts is None
+        else [
+            ConflictOut(
+                seq_nr=c.seq_nr,
+                partition=c.dropped.partition,
+                offset=c.dropped.offset,
+                kept_offset=c.kept.offset,
+                detected_at=c.detected_at,
+            )
+            for c in status.conflicts
+        ],
+        quarantine_known=status.quarantine_known,
     )
 
 
@@ -296,4 +318,47 @@ def journal_status_from_out(out: JournalStatusOut) -> JournalStatus:
         pointer2=out.pointer2,
         unreplicated_actions=out.unreplicated_actions,
         unreplicated_offsets=out.unreplicated_offsets,
+        unreplicated_duplicates=out.unreplicated_duplicates,
+        conflicts=None
+        if out.conflicts is None
+        else tuple(
+            Conflict(
+                topic=out.topic,
+                id=out.id,
+                seq_nr=SeqNr(c.seq_nr),
+                dropped=PartitionOffset(c.partition, c.offset),
+                kept=PartitionOffset(c.partition, c.kept_offset),
+                detected_at=c.detected_at,
+            )
+            for c in out.conflicts
+        ),
+        quarantine_known=out.quarantine_known,
+    )
+
+
+def replication_out(status: TopicReplication) -> ReplicationOut:
+    """The body of a topic's replication status."""
+    return ReplicationOut(
+        topic=status.topic,
+        partitions=[
+            PartitionReplicationOut(
+                partition=p.partition,
+                beginning_offset=p.beginning_offset,
+                end_offset=p.end_offset,
+                pointer2=p.pointer2,
+                lag=p.lag,
+            )
+            for p in status.partitions
+        ],
+        lag=status.lag,
+    )
+
+
+def replication_from_out(out: ReplicationOut) -> TopicReplication:
+    return TopicReplication(
+        out.topic,
+        tuple(
+            PartitionReplication(p.partition, p.beginning_offset, p.end_offset, p.pointer2)
+            for p in out.partitions
+        ),
     )

@@ -1,7 +1,7 @@
 """kjournal errors ↔ `application/problem+json` (RFC 9457), as data both ways.
 
-The services render an error with `problem_for_error`; the client turns a problem body back into
-the same error class with `error_for_problem`. `ERROR_PROBLEMS` is the table, most specific class
+The services turn an error into a problem with `problem_for_error` (kjournal_service renders it);
+the client turns a problem body back into the same error class with `error_for_problem`. `ERROR_PROBLEMS` is the table, most specific class
 first; `type` is `urn:kjournal:problem:<slug>`, `title` is fixed per type, `detail` is the error's
 message, and the listed attributes of the error become extra members (camelCase).
 
@@ -29,14 +29,13 @@ __all__ = [
     "PROBLEM_TYPE_PREFIX",
     "REQUEST_TOO_LARGE",
     "VALIDATION_ERROR",
-    "ProblemResponse",
     "ProblemSpec",
     "error_for_problem",
     "problem_for_error",
     "problem_for_status",
-    "problem_response",
-    "problem_responses",
+    "request_too_large_problem",
     "spec_for_error",
+    "spec_for_slug",
     "validation_problem",
 ]
 
@@ -67,6 +66,9 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
     ProblemSpec(
         errors.RecordTooLarge, 413, "record-too-large", "Record too large", ("size", "limit")
     ),
+    ProblemSpec(
+        errors.TooManyEvents, 400, "too-many-events", "Too many events", ("count", "limit")
+    ),
     ProblemSpec(errors.InvalidKey, 400, "invalid-key", "Invalid topic or journal id"),
     ProblemSpec(errors.EmptyBatch, 400, "empty-batch", "Empty batch"),
     ProblemSpec(errors.SeqNrOrderError, 400, "seq-nr-order", "SeqNrs not strictly increasing"),
@@ -89,8 +91,18 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
         "Topic repartitioned",
         ("topic", "id"),
     ),
+    ProblemSpec(
+        errors.PartitionCountChanged,
+        503,
+        "partition-count-changed",
+        "Topic partition count changed",
+        ("topic",),
+        retry=True,
+    ),
     ProblemSpec(errors.FormatError, 500, "format-error", "Stored data cannot be decoded"),
     ProblemSpec(errors.SchemaError, 500, "schema-error", "Cassandra schema problem"),
+    ProblemSpec(errors.NotConfigured, 500, "not-configured", "Not configured for this"),
+    ProblemSpec(errors.MicroBatchError, 500, "micro-batch-error", "Replication micro-batch error"),
     ProblemSpec(errors.KafkaUnavailable, 503, "kafka-unavailable", "Kafka unavailable", retry=True),
     ProblemSpec(
         errors.CassandraUnavailable,
@@ -100,6 +112,9 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
         retry=True,
     ),
     ProblemSpec(errors.Unavailable, 503, "unavailable", "Dependency unavailable", retry=True),
+    ProblemSpec(
+        errors.OutcomeUnknown, 504, "outcome-unknown", "Outcome unknown: retry", retry=True
+    ),
     ProblemSpec(errors.DeadlineExceeded, 504, "deadline-exceeded", "Deadline exceeded"),
     ProblemSpec(errors.KJournalError, 500, "internal-error", "Internal error"),
 )
@@ -115,6 +130,11 @@ INTERNAL_ERROR = ERROR_PROBLEMS[-1]
 _BY_SLUG: dict[str, ProblemSpec] = {
     spec.slug: spec for spec in (*ERROR_PROBLEMS, VALIDATION_ERROR, REQUEST_TOO_LARGE)
 }
+
+
+def spec_for_slug(slug: str) -> ProblemSpec | None:
+    """The spec of a problem type's slug (`urn:kjournal:problem:<slug>`), if this version has it."""
+    return _BY_SLUG.get(slug)
 
 
 def spec_for_error(exc: errors.KJournalError) -> ProblemSpec:
@@ -150,11 +170,18 @@ def problem_for_status(
     return Problem(title=title, status=status, detail=detail, instance=instance)
 
 
+_KEY_MARKER = "[key]"  # pydantic's loc suffix when a mapping's key, not its value, is invalid
+
+
 def _field_path(loc: Sequence[Any]) -> str:
     path = ""
-    for part in loc:
+    for index, part in enumerate(loc):
+        if part == _KEY_MARKER:
+            continue
         if isinstance(part, int):
             path += f"[{part}]"
+        elif index + 1 < len(loc) and loc[index + 1] == _KEY_MARKER:
+            path += f"[{json.dumps(part)}]"
         else:
             path += f".{part}" if path else str(part)
     return path
@@ -175,7 +202,7 @@ def validation_problem(
             "detail": str(error.get("msg", "invalid")),
         }
         if location == "body":
-            item["pointer"] = "#" + "".join(f"/{part}" for part in loc)
+            item["pointer"] = "#" + "".join(f"/{part}" for part in loc if part != _KEY_MARKER)
         items.append(item)
     spec = VALIDATION_ERROR
     if items:
@@ -196,28 +223,6 @@ def request_too_large_problem(size: int | None, limit: int, instance: str | None
     return _problem(spec, detail, instance, limit=limit)
 
 
-@dataclass(frozen=True, slots=True)
-class ProblemResponse:
-    """A rendered problem: what any web framework needs to answer with it."""
-
-    status: int
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-
-
-def problem_response(problem: Problem, retry_after_s: int | None = None) -> ProblemResponse:
-    body = json.dumps(
-        problem.model_dump(mode="json", exclude_none=True),
-        ensure_ascii=False,
-        separators=(",", ":"),
-    ).encode()
-    headers: tuple[tuple[str, str], ...] = (("content-type", PROBLEM_CONTENT_TYPE),)
-    spec = _BY_SLUG.get(problem.type.removeprefix(PROBLEM_TYPE_PREFIX))
-    if retry_after_s is not None and spec is not None and spec.retry:
-        headers += (("retry-after", str(retry_after_s)),)
-    return ProblemResponse(problem.status, headers, body)
-
-
 def error_for_problem(problem: Problem) -> errors.KJournalError:
     """The kjournal error a problem stands for (KJournalError for types this version lacks)."""
     detail = problem.detail or problem.title
@@ -232,6 +237,8 @@ def error_for_problem(problem: Problem) -> errors.KJournalError:
             return errors.UnknownTopic(str(extras["topic"]))
         if cls is errors.RecordTooLarge:
             return errors.RecordTooLarge(int(extras["size"]), int(extras["limit"]))
+        if cls is errors.TooManyEvents:
+            return errors.TooManyEvents(int(extras["count"]), int(extras["limit"]))
         if cls is errors.JournalQuarantined:
             return errors.JournalQuarantined(
                 str(extras["topic"]),
@@ -242,29 +249,14 @@ def error_for_problem(problem: Problem) -> errors.KJournalError:
             )
     except (KeyError, TypeError, ValueError):
         log.debug("problem %s lacks the members of %s", slug, cls.__name__)
-    if cls in (errors.UnknownTopic, errors.RecordTooLarge, errors.JournalQuarantined):
+    if cls in (
+        errors.UnknownTopic,
+        errors.RecordTooLarge,
+        errors.TooManyEvents,
+        errors.JournalQuarantined,
+    ):
         cls = cls.__mro__[1]
-    if cls is errors.TopicRepartitioned:
-        # Its constructor wants what the problem does not carry; the message says it all.
-        return errors.KJournalError(detail)
+    if cls in (errors.TopicRepartitioned, errors.PartitionCountChanged):
+        # Their constructors want what the problem does not carry; the message says it all.
+        return errors.Unavailable(detail) if spec.retry else errors.KJournalError(detail)
     return cls(detail)
-
-
-def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` entries declaring problem bodies for these statuses (FastAPI shape)."""
-    descriptions = {
-        400: "invalid request (problem types validation-error, invalid-key, empty-batch, ...)",
-        404: "unknown topic, no such journal, or no such route",
-        413: "request body or encoded record too large",
-        500: "quarantined journal, undecodable data, or an internal error",
-        503: "Kafka or Cassandra unavailable; see Retry-After",
-        504: "a dependency did not answer in time",
-    }
-    return {
-        status: {
-            "model": Problem,
-            "description": descriptions.get(status, "problem"),
-            "content": {PROBLEM_CONTENT_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
-        }
-        for status in statuses
-    }

@@ -4,7 +4,7 @@ Python names in code, camelCase on the wire (`seq_nr` ↔ `seqNr`). Requests ref
 so a typo is a 400 rather than a silently ignored field; responses ignore them, so an older client
 keeps working against a newer service.
 
-Only shape and types are checked here. What needs the domain (a non-empty batch, increasing
+Only shape and types are checked here. What needs the domain (at least one event, increasing
 seqNrs, base64 payloads, durations) is checked when a request becomes model values
 (kjournal.api.convert), which raises the specific kjournal error.
 """
@@ -14,12 +14,27 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, PlainSerializer
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PlainSerializer,
+    StringConstraints,
+)
 from pydantic.alias_generators import to_camel
 
+from kjournal.model.action import ACTION_HEADER
+from kjournal.model.expire_after import MAX_NANOS
+from kjournal.model.seq_nr import SEQ_NR_MAX
+
 __all__ = [
+    "NDJSON_CONTENT_TYPE",
+    "AppendEnvelope",
     "AppendRequest",
     "AppendResponse",
+    "ConflictOut",
     "EventIn",
     "EventOut",
     "ExpiryOut",
@@ -41,7 +56,8 @@ __all__ = [
     "StatusOut",
 ]
 
-SEQ_NR_LIMIT = 2**63 - 1
+NDJSON_CONTENT_TYPE = "application/x-ndjson"
+"""Streamed answers: one JSON document per line."""
 
 
 def format_timestamp(value: datetime) -> str:
@@ -52,7 +68,37 @@ def format_timestamp(value: datetime) -> str:
 Timestamp = Annotated[datetime, PlainSerializer(format_timestamp, return_type=str)]
 
 PayloadTypeName = Literal["json", "text", "binary"]
-SeqNrField = Annotated[int, Field(ge=1, le=SEQ_NR_LIMIT, description="1 ≤ seqNr ≤ 2^63-1")]
+EXACT_FLOAT_LIMIT = 2**53
+"""From here on a JSON number with a fraction or exponent may have lost digits when parsed."""
+
+
+def _whole_number(value: Any) -> Any:
+    # JSON Schema (2020-12, OpenAPI 3.1) counts 7.0 as the integer 7; "7", true and 7.5 are not.
+    if isinstance(value, float) and value.is_integer() and abs(value) < EXACT_FLOAT_LIMIT:
+        return int(value)
+    return value
+
+
+# Integers as JSON Schema defines them: a number without a fractional part, read exactly (a
+# string, a boolean, a fraction, or a float too large to be exact is refused).
+SeqNrField = Annotated[
+    int,
+    Field(strict=True, ge=1, le=SEQ_NR_MAX, description="an integer, 1 ≤ seqNr ≤ 2^63-1"),
+    BeforeValidator(_whole_number),
+]
+ExpireAfterMillis = Annotated[
+    int, Field(strict=True, ge=1, le=MAX_NANOS // 1_000_000), BeforeValidator(_whole_number)
+]
+HeaderName = Annotated[str, StringConstraints(min_length=1)]
+DURATION_PATTERN = (
+    r"^[1-9][0-9]{0,4} ?(?:d|days?|h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?"
+    r"|ms|millis?|milliseconds?)$"
+)
+ExpireAfterIn = (
+    ExpireAfterMillis
+    | Annotated[str, Field(json_schema_extra={"pattern": DURATION_PATTERN})]
+    | None
+)
 
 
 class RequestModel(BaseModel):
@@ -78,8 +124,29 @@ class ResponseModel(BaseModel):
 # --- writer ------------------------------------------------------------------------------------
 
 
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
+
+def _payload_rules(payload_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "if": {"properties": {"payloadType": {"const": payload_type}}, "required": ["payloadType"]},
+        "then": {"properties": {"payload": payload}, "required": ["payload"]},
+    }
+
+
 class EventIn(RequestModel):
-    """One event to append. No `payload` (or null) means an event without a payload."""
+    """One event to append. No `payload` (or `null`) means an event without a payload, and then
+    no `payloadType` either."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                _payload_rules("json", {"not": {"type": "null"}}),
+                _payload_rules("text", {"type": "string"}),
+                _payload_rules("binary", {"type": "string", "pattern": BASE64_PATTERN}),
+            ]
+        }
+    )
 
     seq_nr: SeqNrField
     payload: JsonValue = Field(
@@ -87,7 +154,7 @@ class EventIn(RequestModel):
         description="json: any JSON value; text: a string; binary: standard base64 (with padding)",
     )
     payload_type: PayloadTypeName | None = Field(
-        default=None, description="json when absent and a payload is given"
+        default=None, description="json when absent; given only with a payload"
     )
     tags: list[str] = Field(default_factory=list)
 
@@ -99,17 +166,30 @@ class MetadataIn(RequestModel):
     payload: JsonValue = None
 
 
-class AppendRequest(RequestModel):
-    """An atomic batch: seqNrs strictly increasing, at least one event."""
+class AppendEnvelope(RequestModel):
+    """An append body's members besides its events."""
 
-    events: list[EventIn]
     metadata: MetadataIn | None = None
-    expire_after: str | int | None = Field(
+    expire_after: ExpireAfterIn = Field(
         default=None,
         description='how long after its last append the journal may be purged: "1 day", '
-        '"30 minutes" (Scala duration), or a number of milliseconds',
+        '"30 minutes" (a positive Scala duration), or a positive number of milliseconds',
     )
-    headers: dict[str, str] = Field(default_factory=dict, description="Kafka record headers")
+    headers: dict[HeaderName, str] = Field(
+        default_factory=dict,
+        description=f"Kafka record headers (names not empty; {ACTION_HEADER} is the journal's own)",
+        json_schema_extra={"propertyNames": {"minLength": 1, "not": {"const": ACTION_HEADER}}},
+    )
+
+
+class AppendRequest(AppendEnvelope):
+    """Events appended atomically (all or none): seqNrs strictly increasing, at least one."""
+
+    events: list[EventIn] = Field(
+        json_schema_extra={"minItems": 1},
+        description="at least one; seqNrs strictly increasing (at most the writer's "
+        "KJOURNAL_HTTP__MAX_EVENTS_PER_APPEND, 10 000 by default)",
+    )
 
 
 class AppendResponse(ResponseModel):
@@ -173,6 +253,16 @@ class ExpiryOut(ResponseModel):
     on: date
 
 
+class ConflictOut(ResponseModel):
+    """A duplicate kept out of the journal because its content differed from the event kept."""
+
+    seq_nr: int
+    partition: int = Field(description="where the dropped duplicate was")
+    offset: int
+    kept_offset: int = Field(description="the offset of the event the journal keeps")
+    detected_at: Timestamp
+
+
 class JournalStatusOut(ResponseModel):
     """The journal's head as a read sees it now, and how much of it is still only in Kafka."""
 
@@ -188,6 +278,20 @@ class JournalStatusOut(ResponseModel):
     unreplicated_offsets: int = Field(
         description="records of the journal's partition not yet replicated (all journals)"
     )
+    unreplicated_duplicates: int = Field(
+        default=0,
+        description="of this journal's unreplicated appends, those that repeat seqNrs it already "
+        "has (their repeated events are dropped; see docs/replication.md)",
+    )
+    conflicts: list[ConflictOut] | None = Field(
+        default_factory=list,
+        description="replicated duplicates whose content differed from the event kept (the "
+        "first 20); null where the keyspace does not keep them (created by kafka-journal)",
+    )
+    quarantine_known: bool = Field(
+        default=True,
+        description="false where the keyspace has no quarantine table (created by kafka-journal)",
+    )
 
 
 class JournalIdOut(ResponseModel):
@@ -198,9 +302,15 @@ class JournalIdOut(ResponseModel):
 
 class PartitionReplicationOut(ResponseModel):
     partition: int
+    beginning_offset: int = Field(
+        default=0, description="the oldest offset Kafka still holds (retention)"
+    )
     end_offset: int = Field(description="the offset the next record will get")
     pointer2: int | None = Field(description="the last offset replicated; null if none yet")
-    lag: int = Field(description="records not yet replicated: endOffset - 1 - pointer2")
+    lag: int = Field(
+        description="records Kafka holds that are not replicated yet: "
+        "endOffset - max(pointer2 + 1, beginningOffset)"
+    )
 
 
 class ReplicationOut(ResponseModel):

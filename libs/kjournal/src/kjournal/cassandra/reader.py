@@ -15,15 +15,7 @@ from typing import Any
 from cassandra.cluster import Session
 from cassandra.query import PreparedStatement
 
-from kjournal.cassandra.rows import (
-    META_RECORD_ID_INDEX,
-    EventRowDecoder,
-    journal_head_from_row,
-    journal_select_cql,
-    metajournal_head_cql,
-    quarantine_select_cql,
-    quarantined_record_from_row,
-)
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
 from kjournal.cassandra.segments import (
     METAJOURNAL_BUCKETS,
     OLD_METAJOURNAL_BUCKETS,
@@ -31,9 +23,16 @@ from kjournal.cassandra.segments import (
     metajournal_bucket,
 )
 from kjournal.cassandra.session import Pager, Row, first_page, prepare
-from kjournal.cassandra.tables import TableNames
-from kjournal.errors import DataIntegrityError
+from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import conflicts, journal, metajournal, pointer2, quarantine
+from kjournal.cassandra.statements.journal import (
+    META_RECORD_ID_INDEX,
+    SELECT_COLUMNS,
+    EventRowDecoder,
+)
+from kjournal.errors import SchemaError
 from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
@@ -41,17 +40,20 @@ __all__ = ["CassandraEventualReader", "DataIntegrity"]
 
 log = logging.getLogger(__name__)
 
+_OFFSET_INDEX = SELECT_COLUMNS.index("offset")
+
 
 @dataclass(frozen=True, slots=True)
 class DataIntegrity:
     """Checks on the rows a read returns (the Scala library's `DataIntegrityConfig`).
 
-    seq_nr_uniqueness: a seqNr seen twice (a fork replicated from two writers) fails the read.
     correlate_events_with_meta: drop rows whose `meta_record_id` is not the head's `record_id`
         (leftovers of an incomplete purge); when off they are returned and logged.
+
+    A seqNr stored twice (kafka-journal's replicator stores a resent append's events again) is
+    not an error here: the copy with the lowest offset, the first appended, is returned.
     """
 
-    seq_nr_uniqueness: bool = True
     correlate_events_with_meta: bool = False
 
 
@@ -61,7 +63,9 @@ class _Statements:
     head: PreparedStatement
     pointer2: PreparedStatement
     ids: PreparedStatement
-    quarantine: PreparedStatement
+    # kjournal's own tables, which a keyspace created by kafka-journal does not have
+    quarantine: PreparedStatement | None
+    conflicts: PreparedStatement | None
 
 
 class CassandraEventualReader:
@@ -78,6 +82,7 @@ class CassandraEventualReader:
         *,
         integrity: DataIntegrity = DataIntegrity(),
         ids_concurrency: int = 16,
+        java_version: JavaVersion = DEFAULT_JAVA_VERSION,
     ) -> None:
         if ids_concurrency < 1:
             raise ValueError("ids_concurrency must be at least 1")
@@ -85,6 +90,7 @@ class CassandraEventualReader:
         self._statements = statements
         self._integrity = integrity
         self._ids_concurrency = ids_concurrency
+        self._java_version = java_version
 
     @classmethod
     async def create(
@@ -95,22 +101,38 @@ class CassandraEventualReader:
         fetch_size: int | None = None,
         integrity: DataIntegrity = DataIntegrity(),
         ids_concurrency: int = 16,
+        java_version: JavaVersion = DEFAULT_JAVA_VERSION,
     ) -> CassandraEventualReader:
-        """Prepare the statements; `fetch_size` (rows per page) defaults to the session's."""
-        metajournal = tables.qualified(tables.metajournal)
+        """Prepare the statements; `fetch_size` (rows per page) defaults to the session's.
+
+        `java_version`: the Java of the Scala services sharing the keyspace (metajournal buckets).
+        """
         cqls = {
-            "journal": journal_select_cql(tables),
-            "head": metajournal_head_cql(tables),
-            "pointer2": (
-                f"SELECT offset FROM {tables.qualified(tables.pointer2)} "
-                "WHERE topic = ? AND partition = ?"
-            ),
-            "ids": f"SELECT id FROM {metajournal} WHERE topic = ? AND segment = ?",
-            "quarantine": quarantine_select_cql(tables),
+            "journal": journal.select_cql(tables),
+            "head": metajournal.head_select_cql(tables),
+            "pointer2": pointer2.select_cql(tables),
+            "ids": metajournal.ids_select_cql(tables),
         }
-        prepared: dict[str, PreparedStatement] = {}
-        for name, cql in cqls.items():
-            statement = await prepare(session, cql)
+        optional = {
+            "quarantine": quarantine.select_cql(tables),
+            "conflicts": conflicts.select_cql(tables),
+        }
+        prepared: dict[str, PreparedStatement | None] = {}
+        for name, cql in {**cqls, **optional}.items():
+            try:
+                statement = await prepare(session, cql)
+            except SchemaError:
+                if name not in optional:
+                    raise
+                log.warning(
+                    "keyspace %s has no %s table (a keyspace kafka-journal created?): reads "
+                    "work, but %s are unknown; the schema step adds it",
+                    tables.keyspace,
+                    name,
+                    "quarantined records" if name == "quarantine" else "conflicting duplicates",
+                )
+                prepared[name] = None
+                continue
             statement.is_idempotent = True
             if fetch_size is not None:
                 statement.fetch_size = fetch_size
@@ -120,6 +142,7 @@ class CassandraEventualReader:
             _Statements(**prepared),
             integrity=integrity,
             ids_concurrency=ids_concurrency,
+            java_version=java_version,
         )
 
     def _pager(self, statement: PreparedStatement, values: tuple[Any, ...], what: str) -> Pager:
@@ -141,8 +164,8 @@ class CassandraEventualReader:
         what = f"reading the head of {key}"
         buckets = dict.fromkeys(
             (
-                metajournal_bucket(key.id, METAJOURNAL_BUCKETS),
-                metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS),
+                metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version),
+                metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS, self._java_version),
             )
         )
         pagers = [
@@ -153,7 +176,7 @@ class CassandraEventualReader:
             for pager in pagers:
                 rows = await pager.next_page()
                 if rows:
-                    return journal_head_from_row(rows[0])
+                    return metajournal.journal_head_from_row(rows[0])
             return None
         finally:
             for pager in pagers:
@@ -162,24 +185,29 @@ class CassandraEventualReader:
     async def events(
         self, key: Key, head: JournalHead, from_: SeqNr
     ) -> AsyncGenerator[EventRecord, None]:
-        """Events with max(from_, delete_to + 1) ≤ seqNr ≤ head.seq_nr, ascending.
+        """Events with seqNr ≥ max(from_, delete_to + 1), ascending, each seqNr once.
 
-        Every segment up to journal_segment(head.seq_nr) is read, so a seqNr gap at a segment
-        boundary does not end the read early. Rows above head.seq_nr belong to a replication
-        still in progress (rows are written before the head) and are left to the Kafka tail.
+        Every segment up to journal_segment(head.seq_nr) is read whole, so a seqNr gap at a
+        segment boundary does not end the read early, and rows above head.seq_nr in those
+        segments are returned too: a replication still in progress writes rows before the head
+        (the reader's merge skips the tail's copies of them), and kafka-journal's replicator moves
+        a head back to a resent append's last seqNr, leaving later rows above it. A seqNr stored
+        twice (that replicator stores a resent append again) is returned once: the copy with the
+        lowest offset.
         """
         start = from_
         if head.delete_to is not None and start <= head.delete_to:
             start = SeqNr(head.delete_to + 1)
-        last = head.seq_nr
-        if start > last:
-            return
         size = head.segment_size
+        first_segment, last_segment = (
+            journal_segment(start, size),
+            journal_segment(head.seq_nr, size),
+        )
         decode = EventRowDecoder()
-        check = _RowChecks(key, head, self._integrity, start)
-        for segment in range(journal_segment(start, size), journal_segment(last, size) + 1):
+        check = _RowChecks(key, head, self._integrity)
+        for segment in range(first_segment, last_segment + 1):
             low = max(start, segment * size + 1)
-            high = min(last, (segment + 1) * size)
+            high = (segment + 1) * size
             pager = self._pager(
                 self._statements.journal,
                 (key.id, key.topic, segment, low, high),
@@ -191,6 +219,8 @@ class CassandraEventualReader:
                         yield record
             finally:
                 pager.close()
+            for record in decode.page(check.flush()):  # the segment's last seqNr
+                yield record
 
     async def ids(self, topic: str) -> AsyncGenerator[str, None]:
         """Every journal id with a head in `topic`, each once, in bucket order.
@@ -223,10 +253,12 @@ class CassandraEventualReader:
                     fill()
                     continue
                 for (id_,) in page:
-                    current = metajournal_bucket(id_, METAJOURNAL_BUCKETS)
+                    current = metajournal_bucket(id_, METAJOURNAL_BUCKETS, self._java_version)
                     if bucket == current:
                         yield id_
-                    elif bucket == metajournal_bucket(id_, OLD_METAJOURNAL_BUCKETS):
+                    elif bucket == metajournal_bucket(
+                        id_, OLD_METAJOURNAL_BUCKETS, self._java_version
+                    ):
                         if not await self._has_head(topic, current, id_):
                             yield id_
                     else:
@@ -248,47 +280,86 @@ class CassandraEventualReader:
         )
         return bool(rows)
 
+    @property
+    def quarantine_known(self) -> bool:
+        """Whether the keyspace has kjournal's quarantine table (kafka-journal's has not)."""
+        return self._statements.quarantine is not None
+
     async def quarantined(self, key: Key) -> QuarantinedRecord | None:
+        statement = self._statements.quarantine
+        if statement is None:
+            return None
         rows = await first_page(
             self._session,
-            self._statements.quarantine.bind((key.topic, key.id)),
+            statement.bind((key.topic, key.id)),
             what=f"reading quarantined records of {key}",
         )
-        return quarantined_record_from_row(rows[0]) if rows else None
+        return quarantine.quarantined_record_from_row(rows[0]) if rows else None
+
+    async def conflicts(self, key: Key, limit: int) -> list[Conflict] | None:
+        """None where the keyspace has no conflicts table."""
+        statement = self._statements.conflicts
+        if statement is None:
+            return None
+        pager = self._pager(statement, (key.topic, key.id, limit), f"reading conflicts of {key}")
+        try:
+            return [conflicts.conflict_from_row(row) async for row in pager.rows()]
+        finally:
+            pager.close()
 
 
 class _RowChecks:
-    """Data-integrity checks over one read's rows, a page at a time."""
+    """What a read returns of the rows, a page at a time: each seqNr once (the copy with the
+    lowest offset), and rows of another head incarnation dropped or logged (DataIntegrity).
 
-    __slots__ = ("_correlate", "_expected", "_key", "_record_id", "_unique", "_warned")
+    Rows come ordered by (seqNr, timestamp), so copies of one seqNr are adjacent; the last row
+    of a page is held back until the next page (or `flush`) shows whether a copy follows.
+    """
 
-    def __init__(self, key: Key, head: JournalHead, integrity: DataIntegrity, start: int) -> None:
+    __slots__ = ("_correlate", "_key", "_pending", "_record_id", "_warned", "_warned_duplicate")
+
+    def __init__(self, key: Key, head: JournalHead, integrity: DataIntegrity) -> None:
         self._key = key
-        self._unique = integrity.seq_nr_uniqueness
         self._correlate = integrity.correlate_events_with_meta
         # As text: the journal query returns meta_record_id CAST to text.
         self._record_id = None if head.record_id is None else str(head.record_id)
-        self._expected = start
+        self._pending: Row | None = None
         self._warned = False
+        self._warned_duplicate = False
 
-    def page(self, rows: Sequence[Row]) -> Sequence[Row]:
-        """The rows to return, in order; raises FormatError on a repeated seqNr."""
+    def page(self, rows: Sequence[Row]) -> list[Row]:
+        """The rows to return, in order."""
         if self._record_id is not None:
             wanted = self._record_id
             if any(row[META_RECORD_ID_INDEX] != wanted for row in rows):
                 rows = [row for row in rows if self._correlated(row)]
-        if self._unique:
-            expected = self._expected
-            for row in rows:
-                seq = row[0]
-                if seq < expected:
-                    raise DataIntegrityError(
-                        f"data integrity violated: seqNr {seq} of {self._key} appears more than "
-                        "once in the eventual store (rows of two writers, a fork?)"
-                    )
-                expected = seq + 1
-            self._expected = expected
-        return rows
+        out: list[Row] = []
+        pending = self._pending
+        for row in rows:
+            if pending is not None and row[0] == pending[0]:
+                if row[_OFFSET_INDEX] < pending[_OFFSET_INDEX]:
+                    pending = row
+                self._duplicate(row[0])
+                continue
+            if pending is not None:
+                out.append(pending)
+            pending = row
+        self._pending = pending
+        return out
+
+    def flush(self) -> list[Row]:
+        pending, self._pending = self._pending, None
+        return [] if pending is None else [pending]
+
+    def _duplicate(self, seq_nr: int) -> None:
+        if not self._warned_duplicate:
+            self._warned_duplicate = True
+            log.warning(
+                "%s: seqNr %d is stored more than once (a resent append replicated by "
+                "kafka-journal?); the copy with the lowest offset is returned (maybe more)",
+                self._key,
+                seq_nr,
+            )
 
     def _correlated(self, row: Row) -> bool:
         meta_record_id = row[META_RECORD_ID_INDEX]

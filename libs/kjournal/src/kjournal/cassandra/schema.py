@@ -8,7 +8,8 @@
 3. Scala steps, recorded in `setting` under `schema-version` as the index of the last step applied
    (a complete schema records "8"): fresh → record 8 without running anything; no record → run
    every step; a record → run the steps after it; a record newer than we know → run nothing.
-4. kjournal steps (the quarantine table), recorded the same way under `kjournal-schema-version`.
+4. kjournal steps (the quarantine and conflicts tables, cassandra-sync's locks table), recorded
+   the same way under `kjournal-schema-version`.
    A separate key, so a future Scala step #9 can never be mistaken for one of ours.
 5. Check that every table has the columns, types and keys we read and write.
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -32,31 +33,23 @@ from cassandra import ConsistencyLevel, InvalidRequest
 from cassandra.query import SimpleStatement
 
 from kjournal.cassandra.session import driver_errors
-from kjournal.cassandra.tables import (
-    JOURNAL,
-    METAJOURNAL,
-    POINTER2,
-    QUARANTINE,
-    SETTING,
-    TableDef,
-    TableNames,
-    index_name,
-)
+from kjournal.cassandra.settings import CassandraReplication, CassandraSettings, TableNames
+from kjournal.cassandra.statements import setting
+from kjournal.cassandra.statements.conflicts import CONFLICTS
+from kjournal.cassandra.statements.journal import JOURNAL
+from kjournal.cassandra.statements.locks import LOCKS
+from kjournal.cassandra.statements.metajournal import METAJOURNAL
+from kjournal.cassandra.statements.pointer2 import POINTER2
+from kjournal.cassandra.statements.quarantine import QUARANTINE
+from kjournal.cassandra.statements.setting import SETTING
+from kjournal.cassandra.tables import TableDef, index_name
 from kjournal.errors import SchemaError
-from kjournal.settings import (
-    CassandraReplication,
-    CassandraSettings,
-    CassandraTables,
-    Consistency,
-    validate_cql_name,
-)
 
 __all__ = [
     "KJOURNAL_SCHEMA_VERSION",
     "KJOURNAL_SCHEMA_VERSION_KEY",
     "SCALA_SCHEMA_VERSION",
     "SCHEMA_VERSION_KEY",
-    "SchemaSettings",
     "check_schema",
     "migrate",
 ]
@@ -71,43 +64,25 @@ _OLD_METADATA_TABLE: Final = "metadata"
 _OLD_POINTER_TABLE: Final = "pointer"
 
 
+_MIN_DDL_TIMEOUT_S: Final = 120.0
+_SCHEMA_AGREEMENT_TIMEOUT_S: Final = 60.0
+
+
 @dataclass(frozen=True)
-class SchemaSettings:
-    """What `migrate` may do, and where."""
+class _Options:
+    """What one `migrate` may do, and where (from CassandraSettings and its arguments)."""
 
-    keyspace: str = "journal"
-    replication: CassandraReplication = field(default_factory=CassandraReplication)
-    tables: CassandraTables = field(default_factory=CassandraTables)
-    create_keyspace: bool = True
+    settings: CassandraSettings
     create_tables: bool = True
-    read_consistency: Consistency = Consistency.LOCAL_QUORUM
-    write_consistency: Consistency = Consistency.LOCAL_QUORUM
-    origin: str | None = None
-    """Written to `setting.origin` with each version; the host name if None."""
-    ddl_timeout: float = 120.0
-    schema_agreement_timeout: float = 60.0
-
-    def __post_init__(self) -> None:
-        try:
-            validate_cql_name(self.keyspace)
-        except ValueError as exc:
-            raise SchemaError(f"invalid keyspace name {self.keyspace!r}") from exc
-
-    @classmethod
-    def from_settings(cls, settings: CassandraSettings) -> SchemaSettings:
-        return cls(
-            keyspace=settings.keyspace,
-            replication=settings.replication,
-            tables=settings.tables,
-            create_keyspace=settings.auto_create_keyspace,
-            read_consistency=settings.read_consistency,
-            write_consistency=settings.write_consistency,
-            ddl_timeout=max(settings.request_timeout, 120.0),
-        )
+    origin: str | None = None  # written to `setting.origin` with each version; host name if None
 
     @property
     def names(self) -> TableNames:
-        return TableNames.of(self.keyspace, self.tables)
+        return self.settings.names
+
+    @property
+    def ddl_timeout(self) -> float:
+        return max(self.settings.request_timeout, _MIN_DDL_TIMEOUT_S)
 
 
 # --- the steps -------------------------------------------------------------------------------
@@ -153,6 +128,14 @@ def _quarantine(names: TableNames) -> str:
     return names.quarantine
 
 
+def _conflicts(names: TableNames) -> str:
+    return names.conflicts
+
+
+def _locks(names: TableNames) -> str:
+    return names.locks
+
+
 # The Scala library's `SetupSchema.migrations`, in order; the stored version is the index of the
 # last one applied. Steps 7 and 8 repeat 2 and 6 keyspace-qualified in Scala (its first versions
 # ran unqualified and failed silently outside the session keyspace); ours are always qualified,
@@ -171,7 +154,12 @@ SCALA_STEPS: Final[tuple[_Step, ...]] = (
 SCALA_SCHEMA_VERSION: Final = len(SCALA_STEPS) - 1
 
 # Our own steps, recorded under KJOURNAL_SCHEMA_VERSION_KEY with the same index semantics.
-KJOURNAL_STEPS: Final[tuple[_Step, ...]] = (_create_table("quarantine", _quarantine, QUARANTINE),)
+KJOURNAL_STEPS: Final[tuple[_Step, ...]] = (
+    _create_table("quarantine", _quarantine, QUARANTINE),
+    _create_table("conflicts", _conflicts, CONFLICTS),
+    # cassandra-sync's, for Scala services that will not create it themselves (auto-create off)
+    _create_table("locks", _locks, LOCKS),
+)
 KJOURNAL_SCHEMA_VERSION: Final = len(KJOURNAL_STEPS) - 1
 
 
@@ -188,31 +176,32 @@ class _Column:
 class _Ddl:
     """Schema operations on one keyspace through a synchronous session."""
 
-    def __init__(self, session: Any, settings: SchemaSettings) -> None:
+    def __init__(self, session: Any, options: _Options) -> None:
         self.session = session
-        self.settings = settings
-        self.names = settings.names
-        self.keyspace = settings.keyspace
+        self.options = options
+        self.settings = options.settings
+        self.names = options.names
+        self.keyspace = options.settings.keyspace
 
     def query(self, cql: str, params: Sequence[Any] = (), *, write: bool = False) -> list[Any]:
         level = self.settings.write_consistency if write else self.settings.read_consistency
         statement = SimpleStatement(cql, consistency_level=getattr(ConsistencyLevel, level.value))
         with driver_errors(cql):
-            return list(self.session.execute(statement, params, timeout=self.settings.ddl_timeout))
+            return list(self.session.execute(statement, params, timeout=self.options.ddl_timeout))
 
     def execute_ddl(self, cql: str) -> None:
         log.info("schema: %s", " ".join(cql.split()))
         with driver_errors(cql):
-            result = self.session.execute(cql, timeout=self.settings.ddl_timeout)
+            result = self.session.execute(cql, timeout=self.options.ddl_timeout)
             agreed = result.response_future.is_schema_agreed
             if not agreed:
                 agreed = self.session.cluster.control_connection.wait_for_schema_agreement(
-                    wait_time=self.settings.schema_agreement_timeout
+                    wait_time=_SCHEMA_AGREEMENT_TIMEOUT_S
                 )
         if not agreed:
             raise SchemaError(
                 f"nodes did not agree on the schema within "
-                f"{self.settings.schema_agreement_timeout} s after: {cql}"
+                f"{_SCHEMA_AGREEMENT_TIMEOUT_S} s after: {cql}"
             )
 
     def keyspace_exists(self) -> bool:
@@ -278,9 +267,7 @@ class _Ddl:
             self.execute_ddl(cql)
 
     def recorded_version(self, key: str) -> int | None:
-        rows = self.query(
-            f"SELECT value FROM {self.names.qualified(self.names.setting)} WHERE key = %s", (key,)
-        )
+        rows = self.query(setting.select_value_cql(self.names), (key,))
         if not rows or rows[0][0] is None:
             return None
         text = rows[0][0]
@@ -291,9 +278,8 @@ class _Ddl:
 
     def record_version(self, key: str, version: int) -> None:
         self.query(
-            f"INSERT INTO {self.names.qualified(self.names.setting)} (key, value, timestamp, origin) "
-            "VALUES (%s, %s, %s, %s)",
-            (key, str(version), datetime.now(UTC), self.settings.origin or socket.gethostname()),
+            setting.insert_cql(self.names),
+            (key, str(version), datetime.now(UTC), self.options.origin or socket.gethostname()),
             write=True,
         )
 
@@ -305,14 +291,22 @@ def _normal(type_: str) -> str:
 # --- migrate ---------------------------------------------------------------------------------
 
 
-def migrate(session: Any, settings: SchemaSettings) -> int:
-    """Create or upgrade the keyspace; returns the Scala schema version now recorded.
+def migrate(
+    session: Any,
+    settings: CassandraSettings,
+    *,
+    create_tables: bool = True,
+    origin: str | None = None,
+) -> int:
+    """Create or upgrade the keyspace of `settings`; returns the Scala schema version recorded.
 
-    `session` is a connected cassandra-driver Session (any execution profile setup). Raises
-    SchemaError when a step fails, the keyspace or a table is missing and may not be created, or
-    the resulting schema lacks what the journal needs.
+    `session` is a connected cassandra-driver Session (any execution profile setup). The keyspace
+    is created only if `settings.auto_create_keyspace`, missing tables only if `create_tables`;
+    `origin` (default: the host name) is recorded with each version. Raises SchemaError when a
+    step fails, the keyspace or a table is missing and may not be created, or the resulting
+    schema lacks what the journal needs.
     """
-    ddl = _Ddl(session, settings)
+    ddl = _Ddl(session, _Options(settings, create_tables, origin))
     _ensure_keyspace(ddl)
     fresh = _create_tables(ddl)
     version = _run_steps(ddl, SCHEMA_VERSION_KEY, SCALA_STEPS, fresh=fresh)
@@ -321,15 +315,15 @@ def migrate(session: Any, settings: SchemaSettings) -> int:
     return version
 
 
-def check_schema(session: Any, settings: SchemaSettings) -> None:
+def check_schema(session: Any, settings: CassandraSettings) -> None:
     """Raise SchemaError unless the keyspace holds every table and column the journal uses."""
-    _check(_Ddl(session, settings))
+    _check(_Ddl(session, _Options(settings)))
 
 
 def _ensure_keyspace(ddl: _Ddl) -> None:
     if ddl.keyspace_exists():
         return
-    if not ddl.settings.create_keyspace:
+    if not ddl.settings.auto_create_keyspace:
         raise SchemaError(f"keyspace {ddl.keyspace} does not exist and may not be created")
     ddl.execute_ddl(
         f"CREATE KEYSPACE IF NOT EXISTS {ddl.keyspace} "
@@ -355,13 +349,18 @@ def _scala_tables(names: TableNames) -> list[tuple[str, TableDef]]:
     ]
 
 
+def _kjournal_tables(names: TableNames) -> list[tuple[str, TableDef]]:
+    """kjournal's own tables: the replicator writes them, a reader copes without them."""
+    return [(names.quarantine, QUARANTINE), (names.conflicts, CONFLICTS)]
+
+
 def _create_tables(ddl: _Ddl) -> bool:
     """Create the missing Scala tables; True if all of them were missing (a fresh schema)."""
     existing = ddl.tables()
     missing = [(name, d) for name, d in _scala_tables(ddl.names) if name not in existing]
     if not missing:
         return False
-    if not ddl.settings.create_tables:
+    if not ddl.options.create_tables:
         if ddl.names.setting in existing:
             return False  # the steps (or the final check) decide whether the rest is acceptable
         raise SchemaError(
@@ -408,7 +407,7 @@ def _run_steps(ddl: _Ddl, key: str, steps: Sequence[_Step], *, fresh: bool) -> i
 def _check(ddl: _Ddl) -> None:
     names = ddl.names
     problems: list[str] = []
-    for table, definition in (*_scala_tables(names), (names.quarantine, QUARANTINE)):
+    for table, definition in (*_scala_tables(names), *_kjournal_tables(names)):
         columns = ddl.columns(table)
         if not columns:
             problems.append(f"table {table} is missing")

@@ -8,20 +8,26 @@ same journal in different Cassandra partitions.
 * `hashCode` is Java's String hash over UTF-16 code units (an astral character counts as its two
   surrogates) with 32-bit two's-complement wrap-around.
 * `toLowerCase()` in Java follows the JVM's default locale. We implement ROOT-locale semantics
-  (what Scala services get with an English or any non-Turkish/Azeri/Lithuanian default locale):
-  Unicode full lower-case mapping, so 'İ' (U+0130) becomes "i̇" (two characters, i + U+0307) and
-  'I' becomes 'i' (a Turkish-locale JVM would produce 'ı' and a different bucket).
-  Known gaps, all outside what ids normally contain: Java decides the final form of a capital
-  sigma 'Σ' with its word BreakIterator while Python uses the Unicode Final_Sigma context, so ids
-  such as "A1Σ" or "A_Σ" lower-case differently; and characters whose case mapping is newer than
-  the JVM's Unicode version (Java 17 knows Unicode 13) are lower-cased here but not there.
-  tests/fixtures/cassandra/ holds the table computed with jshell that pins all of this down.
+  (what Scala services get with an English or any non-Turkish/Azeri/Lithuanian default locale;
+  a Turkish-locale JVM would turn 'I' into 'ı' and use a different bucket) exactly as the JVM of
+  the Scala services computes it (`java_version`, from `CassandraSettings.java_version`, 17 by
+  default), with that Java's own tables and rules: see java_lower. Python's `str.lower` differs
+  from it in three ways, so it is used for ASCII ids only: Java knows the case mappings of its
+  own Unicode version (Java 17 has Unicode 13, so 'Ⱟ' U+2C2F is its own lower case there and
+  not in Python 3.11); Java makes a capital sigma final ('ς') by its word-BreakIterator rule,
+  not Unicode's Final_Sigma context ("A1Σ", "A_Σ" and "s䂻Σ" end in 'ς' in Java, in 'σ' in
+  Python); and Python's results change with its Unicode version. 'İ' (U+0130) becomes "i̇"
+  (i + U+0307) in both. No difference from the JVMs the tables were read from is known:
+  tests/unit/cassandra/test_java_lower.py compares every code point, alone and next to a sigma,
+  with what Java 17, 21 and 25 printed, and tests/integration/test_java_lower_case.py with the
+  machine's Java 17.
 """
 
 from __future__ import annotations
 
 import sys
 
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion, java_lower_case
 from kjournal.model.seq_nr import SeqNr
 
 __all__ = [
@@ -51,15 +57,6 @@ def journal_segment(seq_nr: SeqNr | int, segment_size: int) -> int:
     return (seq_nr - 1) // segment_size
 
 
-def java_lower_case(value: str) -> str:
-    """Java's `String.toLowerCase(Locale.ROOT)`, within the limits in the module docstring.
-
-    Python's `str.lower` applies the same Unicode full mapping (including İ → i̇), so it is used
-    as is; the differences are the documented sigma context and Unicode version.
-    """
-    return value.lower()
-
-
 def java_string_hash(value: str) -> int:
     """Java's `String.hashCode()`: s[0]·31^(n-1) + … + s[n-1] over UTF-16 units, as a signed int."""
     h = 0
@@ -73,9 +70,16 @@ def java_string_hash(value: str) -> int:
     return h - 0x1_0000_0000 if h & 0x8000_0000 else h
 
 
-def metajournal_bucket(id: str, buckets: int = METAJOURNAL_BUCKETS) -> int:
-    """The `metajournal.segment` holding the head of journal `id` in a layout of `buckets`."""
+def metajournal_bucket(
+    id: str,
+    buckets: int = METAJOURNAL_BUCKETS,
+    java_version: JavaVersion = DEFAULT_JAVA_VERSION,
+) -> int:
+    """The `metajournal.segment` holding the head of journal `id` in a layout of `buckets`.
+
+    `java_version`: the Java of the Scala services that share the keyspace (see java_lower).
+    """
     if buckets < 1:
         raise ValueError(f"buckets must be positive, got {buckets}")
     # Java: Math.abs(hash.toLong % buckets); |h| mod n is the same number for either sign of h.
-    return abs(java_string_hash(java_lower_case(id))) % buckets
+    return abs(java_string_hash(java_lower_case(id, java_version))) % buckets

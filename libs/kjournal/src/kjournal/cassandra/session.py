@@ -40,8 +40,8 @@ from cassandra.policies import DCAwareRoundRobinPolicy, RetryPolicy, TokenAwareP
 from cassandra.protocol import ErrorMessage, UnauthorizedErrorMessage
 from cassandra.query import PreparedStatement, Statement, tuple_factory
 
+from kjournal.cassandra.settings import CassandraSettings, Consistency
 from kjournal.errors import CassandraUnavailable, DeadlineExceeded, KJournalError, SchemaError
-from kjournal.settings import CassandraSettings, Consistency
 
 __all__ = [
     "READ_PROFILE",

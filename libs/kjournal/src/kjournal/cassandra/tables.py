@@ -1,7 +1,8 @@
-"""Where the journal's tables live, and their definitions (schema version 8 of the Scala library).
+"""`TableDef`: a table's shape, from which CREATE TABLE and the schema checks are derived.
 
-The column lists are the single source for CREATE TABLE, for the migrations' tolerant ALTERs and
-for the post-migration check, so the three cannot drift apart. Types are spelled as
+Each table's definition sits in its statements module (`statements/journal.py`, ...). The column
+lists are the single source for CREATE TABLE, for the migrations' tolerant ALTERs and for the
+post-migration check, so the three cannot drift apart. Types are spelled as
 `system_schema.columns` reports them.
 """
 
@@ -9,58 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kjournal.settings import CassandraSettings, CassandraTables, validate_cql_name
-
-__all__ = [
-    "JOURNAL",
-    "METAJOURNAL",
-    "POINTER2",
-    "QUARANTINE",
-    "SETTING",
-    "TableDef",
-    "TableNames",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class TableNames:
-    """The keyspace and the (unqualified) name of each table."""
-
-    keyspace: str = "journal"
-    journal: str = "journal"
-    metajournal: str = "metajournal"
-    pointer2: str = "pointer2"
-    setting: str = "setting"
-    quarantine: str = "quarantine"
-
-    def __post_init__(self) -> None:
-        for name in (
-            self.keyspace,
-            self.journal,
-            self.metajournal,
-            self.pointer2,
-            self.setting,
-            self.quarantine,
-        ):
-            validate_cql_name(name)
-
-    @classmethod
-    def from_settings(cls, settings: CassandraSettings) -> TableNames:
-        return cls.of(settings.keyspace, settings.tables)
-
-    @classmethod
-    def of(cls, keyspace: str, tables: CassandraTables) -> TableNames:
-        return cls(
-            keyspace=keyspace,
-            journal=tables.journal,
-            metajournal=tables.metajournal,
-            pointer2=tables.pointer2,
-            setting=tables.setting,
-            quarantine=tables.quarantine,
-        )
-
-    def qualified(self, table: str) -> str:
-        return f"{self.keyspace}.{table}"
+__all__ = ["TableDef", "index_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,91 +45,3 @@ class TableDef:
 
 def index_name(table: str, column: str) -> str:
     return f"{table}_{column}_idx"
-
-
-JOURNAL = TableDef(
-    columns=(
-        ("id", "text"),
-        ("topic", "text"),
-        ("segment", "bigint"),
-        ("seq_nr", "bigint"),
-        ("partition", "int"),
-        ("offset", "bigint"),
-        ("timestamp", "timestamp"),
-        ("origin", "text"),
-        ("version", "text"),
-        ("meta_record_id", "uuid"),
-        ("tags", "set<text>"),
-        ("metadata", "text"),
-        ("payload_type", "text"),
-        ("payload_txt", "text"),
-        ("payload_bin", "blob"),
-        ("headers", "map<text, text>"),
-    ),
-    partition_key=("id", "topic", "segment"),
-    clustering=("seq_nr", "timestamp"),
-)
-
-METAJOURNAL = TableDef(
-    columns=(
-        ("id", "text"),
-        ("topic", "text"),
-        ("segment", "bigint"),
-        ("partition", "int"),
-        ("offset", "bigint"),
-        ("segment_size", "int"),
-        ("seq_nr", "bigint"),
-        ("delete_to", "bigint"),
-        ("created", "timestamp"),
-        ("created_date", "date"),
-        ("updated", "timestamp"),
-        ("expire_after", "duration"),
-        ("expire_on", "date"),
-        ("record_id", "uuid"),
-        ("origin", "text"),
-        ("properties", "map<text, text>"),
-        ("metadata", "text"),
-    ),
-    partition_key=("topic", "segment"),
-    clustering=("id",),
-    indexes=("created_date", "expire_on"),
-)
-
-POINTER2 = TableDef(
-    columns=(
-        ("topic", "text"),
-        ("partition", "int"),
-        ("offset", "bigint"),
-        ("created", "timestamp"),
-        ("updated", "timestamp"),
-    ),
-    partition_key=("topic", "partition"),
-)
-
-SETTING = TableDef(
-    columns=(
-        ("key", "text"),
-        ("value", "text"),
-        ("timestamp", "timestamp"),
-        ("origin", "text"),
-        ("metadata", "text"),
-    ),
-    partition_key=("key",),
-)
-
-# Our extension: Kafka records the replicator could not decode, kept per journal for an operator.
-QUARANTINE = TableDef(
-    columns=(
-        ("topic", "text"),
-        ("id", "text"),
-        ("partition", "int"),
-        ("offset", "bigint"),
-        ("reason", "text"),
-        ("header", "blob"),
-        ("value", "blob"),
-        ("record_timestamp", "timestamp"),
-        ("quarantined_at", "timestamp"),
-    ),
-    partition_key=("topic", "id"),
-    clustering=("partition", "offset"),
-)

@@ -2,17 +2,16 @@
 
 `write` runs the planned steps of many journals (`kjournal.fold.plan`) in waves: wave k holds the
 k-th step of every journal still going, and every statement of wave k is acknowledged before wave
-k+1 starts. So a journal's rows are in before its `metajournal` head (anatomy §6.4,
-docs/replication.md).
+k+1 starts. So a journal's rows are in before its `metajournal` head (docs/replication.md).
 
 The Python driver spends far more CPU per request than per statement, so requests carry many
 statements: a wave's statements, whatever their journals, are packed into UNLOGGED batches of at
 most `max_batch_statements` statements whose estimated size stays under `max_batch_bytes`
 (Cassandra fails batches over `batch_size_fail_threshold`, 50 KiB by default); a statement bigger
 than that goes alone. The writes of one wave never touch the same row twice (a step's writes are
-independent, and journals are disjoint), so the shared write timestamp of a batch orders nothing
-that matters. Batches run concurrently through the driver's callback machinery
-(`execute_concurrent`, at most `concurrency` in flight); a failed batch fails every journal in it.
+independent, and journals are disjoint), so the shared write timestamp of a CQL batch orders nothing
+that matters. CQL batches run concurrently through the driver's callback machinery
+(`execute_concurrent`, at most `concurrency` in flight); a failed CQL batch fails every journal in it.
 Head lookups are grouped the same way: one query reads the heads of up to `HEAD_LOOKUP_GROUP`
 journals (IN on both the bucket and the id). Every statement is an idempotent upsert or delete,
 so the driver may retry it. Synchronous on purpose: the replicator runs inside Spark tasks.
@@ -20,10 +19,10 @@ so the driver may retry it. Synchronous on purpose: the replicator runs inside S
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,24 +31,16 @@ from cassandra.concurrent import execute_concurrent, execute_concurrent_with_arg
 from cassandra.query import BatchStatement, BatchType, PreparedStatement, Statement
 
 from kjournal.cassandra.binding import Binder
-from kjournal.cassandra.rows import (
-    JOURNAL_INSERT_COLUMNS,
-    METAJOURNAL_HEAD_COLUMNS,
-    expire_after_to_duration,
-    journal_head_from_row,
-    journal_head_values,
-    journal_insert_cql,
-    journal_insert_rows,
-    quarantine_insert_cql,
-    quarantine_insert_values,
-)
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
 from kjournal.cassandra.segments import (
     METAJOURNAL_BUCKETS,
     OLD_METAJOURNAL_BUCKETS,
+    journal_segment,
     metajournal_bucket,
 )
 from kjournal.cassandra.session import READ_PROFILE, WRITE_PROFILE, driver_errors, translate_error
-from kjournal.cassandra.tables import TableNames
+from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import conflicts, journal, metajournal, pointer2, quarantine
 from kjournal.fold.plan import (
     DeleteHead,
     DeleteRows,
@@ -59,7 +50,8 @@ from kjournal.fold.plan import (
     UpdateHead,
     Write,
 )
-from kjournal.model import Key
+from kjournal.model import EventRecord, Key
+from kjournal.model.conflict import Conflict
 from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
@@ -76,18 +68,17 @@ DEFAULT_MAX_BATCH_BYTES = 40 * 1024
 """Below Cassandra's default batch_size_fail_threshold (50 KiB), with room for estimate error."""
 
 DEFAULT_MAX_BATCH_STATEMENTS = 64
-"""Statements per batch: enough to make the driver's per-request cost small, few enough that one
+"""Statements per CQL batch: enough to make the driver's per-request cost small, few enough that one
 coordinator's fan-out stays modest on a real cluster."""
 
 HEAD_LOOKUP_GROUP = 16
 """Journals per head query; measured on the local node, larger groups gain nothing."""
 
-_SMALL_STATEMENT = 160  # a head or delete statement in a batch, roughly
+_SMALL_STATEMENT = 160  # a head or delete statement in a CQL batch, roughly
 
-_HEAD_INSERT_EXTRA = ("created", "created_date", "updated", "origin")
 _ROW_OVERHEAD = 96  # keys, seqNr, partition, offset, timestamp, uuid and framing, roughly
 _VARIABLE_COLUMNS = tuple(
-    JOURNAL_INSERT_COLUMNS.index(column)
+    journal.INSERT_COLUMNS.index(column)
     for column in (
         "id",
         "origin",
@@ -105,6 +96,7 @@ class CassandraReplicatedStore:
     """`ReplicatedStore` over the journal's Cassandra tables.
 
     segment_size: the `journal` segment size given to journals created from now on.
+    java_version: the Java of the Scala services sharing the keyspace (metajournal buckets).
     max_batch_bytes, max_batch_statements: bounds of one batch (see the module docstring).
     concurrency: requests in flight at once (per call).
     """
@@ -118,6 +110,7 @@ class CassandraReplicatedStore:
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
         max_batch_statements: int = DEFAULT_MAX_BATCH_STATEMENTS,
         concurrency: int = 64,
+        java_version: JavaVersion = DEFAULT_JAVA_VERSION,
     ) -> None:
         if min(max_batch_bytes, max_batch_statements, concurrency) < 1:
             raise ValueError(
@@ -129,66 +122,32 @@ class CassandraReplicatedStore:
         self._max_batch_bytes = max_batch_bytes
         self._max_batch_statements = max_batch_statements
         self._concurrency = concurrency
+        self._java_version = java_version
         self._lock = threading.Lock()
-        # Heads found in the old 100-bucket layout are written where they are (anatomy §3.4).
+        # Heads found in the old 100-bucket layout are written where they are
+        # (docs/cassandra-schema.md).
         self._old_buckets: dict[Key, int] = {}
 
-        journal = tables.qualified(tables.journal)
-        metajournal = tables.qualified(tables.metajournal)
-        pointer2 = tables.qualified(tables.pointer2)
-        quarantine = tables.qualified(tables.quarantine)
-        self._insert_row = self._binder(journal_insert_cql(tables))
-        self._delete_segment = self._prepare(
-            f"DELETE FROM {journal} WHERE id = ? AND topic = ? AND segment = ?"
-        )
-        self._delete_segment_to = self._prepare(
-            f"DELETE FROM {journal} WHERE id = ? AND topic = ? AND segment = ? AND seq_nr <= ?"
-        )
-        self._select_heads = self._prepare(
-            f"SELECT segment, id, {', '.join(METAJOURNAL_HEAD_COLUMNS)} FROM {metajournal} "
-            "WHERE topic = ? AND segment IN ? AND id IN ?"
-        )
-        columns = ("topic", "segment", "id", *METAJOURNAL_HEAD_COLUMNS, *_HEAD_INSERT_EXTRA)
-        self._insert_head = self._binder(
-            f"INSERT INTO {metajournal} ({', '.join(columns)}) "
-            f"VALUES ({', '.join('?' * len(columns))})"
-        )
-        self._delete_head = self._prepare(
-            f"DELETE FROM {metajournal} WHERE topic = ? AND segment = ? AND id = ?"
-        )
-        self._select_pointer2 = self._prepare(
-            f"SELECT offset FROM {pointer2} WHERE topic = ? AND partition = ?"
-        )
-        self._insert_pointer2 = self._prepare(
-            f"INSERT INTO {pointer2} (topic, partition, offset, created, updated) "
-            "VALUES (?, ?, ?, ?, ?)"
-        )
-        self._update_pointer2 = self._prepare(
-            f"UPDATE {pointer2} SET offset = ?, updated = ? WHERE topic = ? AND partition = ?"
-        )
-        self._insert_quarantine = self._prepare(quarantine_insert_cql(tables))
-        self._quarantined_journals = self._prepare(f"SELECT DISTINCT topic, id FROM {quarantine}")
-        self._first_quarantined = self._prepare(
-            f"SELECT partition, offset FROM {quarantine} WHERE topic = ? AND id = ? LIMIT 1"
-        )
-        self._first_quarantined_in = self._prepare(
-            f"SELECT offset FROM {quarantine} WHERE topic = ? AND id = ? AND partition = ? LIMIT 1"
-        )
-        self._update_heads = self._prepare_update_heads()
+        self._journal = _JournalWrites.prepare(self._prepare, tables)
+        self._metajournal = _MetajournalWrites.prepare(self._prepare, tables)
+        self._pointer2 = _Pointer2Writes.prepare(self._prepare, tables)
+        self._quarantine = _QuarantineWrites.prepare(self._prepare, tables)
+        self._conflicts = self._prepare(conflicts.insert_cql(tables))
+        self._select_rows = self._prepare(journal.select_cql(tables))
 
     # ReplicatedStore
 
     def pointer2(self, topic: str, partition: int) -> int | None:
-        row = self._one(self._select_pointer2, (topic, partition), f"reading pointer2 of {topic}")
+        row = self._one(self._pointer2.select, (topic, partition), f"reading pointer2 of {topic}")
         return None if row is None else int(row[0])
 
     def set_pointer2(
         self, topic: str, partition: int, offset: int, now: datetime, *, insert: bool
     ) -> None:
         if insert:
-            statement = self._insert_pointer2.bind((topic, partition, offset, now, now))
+            statement = self._pointer2.insert.bind((topic, partition, offset, now, now))
         else:
-            statement = self._update_pointer2.bind((offset, now, topic, partition))
+            statement = self._pointer2.update.bind((offset, now, topic, partition))
         with driver_errors(f"writing pointer2 of {topic}:{partition}"):
             self._session.execute(statement, execution_profile=WRITE_PROFILE)
 
@@ -196,8 +155,8 @@ class CassandraReplicatedStore:
         """Both bucket layouts of up to `HEAD_LOOKUP_GROUP` journals per query; the current wins."""
         buckets = [
             (
-                metajournal_bucket(key.id, METAJOURNAL_BUCKETS),
-                metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS),
+                metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version),
+                metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS, self._java_version),
             )
             for key in keys
         ]
@@ -213,7 +172,9 @@ class CassandraReplicatedStore:
                 args.append((topic, segments, ids))
         found: dict[tuple[str, str], dict[int, tuple[Any, ...]]] = {}
         for (topic, _, _), rows in zip(
-            args, self._read_all(self._select_heads, args, "reading journal heads"), strict=True
+            args,
+            self._read_all(self._metajournal.select_heads, args, "reading journal heads"),
+            strict=True,
         ):
             for segment, id, *head in rows:
                 found.setdefault((topic, id), {})[segment] = tuple(head)
@@ -226,14 +187,15 @@ class CassandraReplicatedStore:
                 else:
                     self._old_buckets.pop(key, None)
                 row = by_segment.get(current, by_segment.get(old))
-                heads.append(None if row is None else journal_head_from_row(row))
+                heads.append(None if row is None else metajournal.journal_head_from_row(row))
         return heads
 
     def write(self, journals: Sequence[tuple[Key, Sequence[Step]]]) -> list[Exception | None]:
         errors: list[Exception | None] = [None] * len(journals)
         with self._lock:
             buckets = [
-                self._old_buckets.get(key) or metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
+                self._old_buckets.get(key)
+                or metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version)
                 for key, _ in journals
             ]
         waves = max((len(steps) for _, steps in journals), default=0)
@@ -244,7 +206,7 @@ class CassandraReplicatedStore:
                 # Consumed by the driver as requests complete (on its I/O thread, under its
                 # lock), so statements are built while Cassandra works. It must not raise: a
                 # journal whose statements cannot be built fails alone.
-                batch = _Batch()
+                batch = _CqlBatch()
                 for index, (key, steps) in enumerate(journals):
                     if errors[index] is not None or wave >= len(steps):
                         continue
@@ -258,7 +220,9 @@ class CassandraReplicatedStore:
                         errors[index] = exc
                         continue
                     if any(isinstance(write, InsertHead) for write in steps[wave]):
-                        buckets[index] = metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
+                        buckets[index] = metajournal_bucket(
+                            key.id, METAJOURNAL_BUCKETS, self._java_version
+                        )
                     for statement, size in built:
                         if batch.statements and (
                             batch.size + size > self._max_batch_bytes
@@ -266,7 +230,7 @@ class CassandraReplicatedStore:
                         ):
                             owners.append(batch.owners)
                             yield batch.request(), None
-                            batch = _Batch()
+                            batch = _CqlBatch()
                         batch.add(statement, size, index)
                 if batch.statements:
                     owners.append(batch.owners)
@@ -294,9 +258,50 @@ class CassandraReplicatedStore:
                     self._old_buckets.pop(key, None)  # a new head goes to the current layout
         return errors
 
+    def stored_events(
+        self, key: Key, head: JournalHead, seq_nrs: Collection[int]
+    ) -> dict[int, EventRecord]:
+        if not seq_nrs:
+            return {}
+        low, high = min(seq_nrs), max(seq_nrs)
+        size = head.segment_size
+        args = [
+            (
+                key.id,
+                key.topic,
+                segment,
+                max(low, segment * size + 1),
+                min(high, (segment + 1) * size),
+            )
+            for segment in range(journal_segment(low, size), journal_segment(high, size) + 1)
+        ]
+        decode = journal.EventRowDecoder()
+        found: dict[int, EventRecord] = {}
+        for rows in self._read_all(self._select_rows, args, f"reading events of {key}"):
+            for record in decode.page(rows):
+                seq = record.seq_nr
+                if seq in seq_nrs and (
+                    seq not in found
+                    or record.partition_offset.offset < found[seq].partition_offset.offset
+                ):
+                    found[seq] = record
+        return found
+
+    def record_conflicts(self, records: Sequence[Conflict]) -> None:
+        statements = [
+            (self._conflicts.bind(conflicts.insert_values(conflict)), None) for conflict in records
+        ]
+        with driver_errors("recording conflicting duplicates"):
+            execute_concurrent(
+                self._session,
+                statements,
+                concurrency=self._concurrency,
+                execution_profile=WRITE_PROFILE,
+            )
+
     def quarantine(self, records: Sequence[QuarantinedRecord]) -> None:
         statements = [
-            (self._insert_quarantine.bind(quarantine_insert_values(record)), None)
+            (self._quarantine.insert.bind(quarantine.insert_values(record)), None)
             for record in records
         ]
         with driver_errors("writing quarantined records"):
@@ -314,10 +319,12 @@ class CassandraReplicatedStore:
         wanted = set(ids)
         with driver_errors(what):
             listed = self._session.execute(
-                self._quarantined_journals.bind(()), execution_profile=READ_PROFILE
+                self._quarantine.journals.bind(()), execution_profile=READ_PROFILE
             )
             ids = [id for listed_topic, id in listed if listed_topic == topic and id in wanted]
-        results = self._read_all(self._first_quarantined, [(topic, id) for id in ids], what)
+        results = self._read_all(
+            self._quarantine.first_of_journal, [(topic, id) for id in ids], what
+        )
         found: dict[str, int] = {}
         for id, rows in zip(ids, results, strict=True):
             if not rows:
@@ -328,62 +335,44 @@ class CassandraReplicatedStore:
             elif first_partition > partition:
                 found[id] = -1  # rows are ordered by partition: none in this one
             else:
-                here = self._one(self._first_quarantined_in, (topic, id, partition), what)
+                here = self._one(self._quarantine.first_in_partition, (topic, id, partition), what)
                 found[id] = -1 if here is None else int(here[0])
         return found
 
     # Statements
 
     def _statements(self, key: Key, bucket: int, write: Write) -> Iterator[tuple[Statement, int]]:
-        """The statements of one write, each with its estimated size in a batch."""
+        """The statements of one write, each with its estimated size in a CQL batch."""
         if isinstance(write, InsertRows):
-            rows = journal_insert_rows(key, write.segment, write.events, write.meta_record_id)
-            for statement, values in zip(self._insert_row.bind_all(rows), rows, strict=True):
+            rows = journal.insert_rows(key, write.segment, write.events, write.meta_record_id)
+            for statement, values in zip(self._journal.insert.bind_all(rows), rows, strict=True):
                 yield statement, _estimate(values)
         elif isinstance(write, DeleteRows):
             if write.to is None:
                 values = (key.id, key.topic, write.segment)
-                yield self._delete_segment.bind(values), _SMALL_STATEMENT
+                yield self._journal.delete_segment.bind(values), _SMALL_STATEMENT
             else:
                 values = (key.id, key.topic, write.segment, write.to)
-                yield self._delete_segment_to.bind(values), _SMALL_STATEMENT
+                yield self._journal.delete_segment_to.bind(values), _SMALL_STATEMENT
         elif isinstance(write, InsertHead):
             # A new head always goes to the current layout, whatever held the previous one.
-            current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS)
+            current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version)
             created = write.created.astimezone(UTC)
-            values = (key.topic, current, key.id, *journal_head_values(write.head))
+            values = (key.topic, current, key.id, *metajournal.journal_head_values(write.head))
             values += (created, created.date(), created, write.origin)
-            yield self._insert_head.bind(values), _SMALL_STATEMENT
+            yield self._metajournal.insert.bind(values), _SMALL_STATEMENT
         elif isinstance(write, UpdateHead):
             values = _update_values(key, bucket, write)
             yield self._update_head(write).bind(values), _SMALL_STATEMENT
         else:
             assert isinstance(write, DeleteHead)
-            yield self._delete_head.bind((key.topic, bucket, key.id)), _SMALL_STATEMENT
+            yield self._metajournal.delete.bind((key.topic, bucket, key.id)), _SMALL_STATEMENT
 
     def _update_head(self, write: UpdateHead) -> Binder:
         expiry = 1 if write.expiry is not None else 2 if write.remove_expiry else 0
-        return self._update_heads[(write.seq_nr is not None, write.delete_to is not None, expiry)]
-
-    def _prepare_update_heads(self) -> dict[tuple[bool, bool, int], Binder]:
-        """Every shape of head UPDATE, prepared up front: statements are built on the driver's
-        I/O thread (see `write`), where a blocking prepare would wait for itself."""
-        metajournal = self._tables.qualified(self._tables.metajournal)
-        statements = {}
-        for seq_nr, delete_to, expiry in itertools.product((False, True), (False, True), range(3)):
-            sets = ["partition = ?", "offset = ?", "updated = ?"]
-            if seq_nr:
-                sets.append("seq_nr = ?")
-            if delete_to:
-                sets.append("delete_to = ?")
-            if expiry == 1:
-                sets += ["expire_after = ?", "expire_on = ?"]
-            elif expiry == 2:
-                sets += ["expire_after = null", "expire_on = null"]
-            statements[(seq_nr, delete_to, expiry)] = self._binder(
-                f"UPDATE {metajournal} SET {', '.join(sets)} WHERE topic = ? AND segment = ? AND id = ?"
-            )
-        return statements
+        return self._metajournal.updates[
+            (write.seq_nr is not None, write.delete_to is not None, expiry)
+        ]
 
     # Execution
 
@@ -392,9 +381,6 @@ class CassandraReplicatedStore:
             statement = self._session.prepare(cql)
         statement.is_idempotent = True
         return statement
-
-    def _binder(self, cql: str) -> Binder:
-        return Binder(self._prepare(cql))
 
     def _one(self, statement: PreparedStatement, values: tuple[Any, ...], what: str) -> Any:
         with driver_errors(what):
@@ -419,7 +405,7 @@ class CassandraReplicatedStore:
             return [list(result) for _, result in results]
 
 
-class _Batch:
+class _CqlBatch:
     """Statements bound for one request, and the journals (indexes) they belong to."""
 
     def __init__(self) -> None:
@@ -443,7 +429,7 @@ class _Batch:
 
 
 def _estimate(values: tuple[Any, ...]) -> int:
-    """Roughly the bytes a journal row adds to a batch: its variable-length values dominate."""
+    """Roughly the bytes a journal row adds to a CQL batch: its variable-length values dominate."""
     size = _ROW_OVERHEAD
     for index in _VARIABLE_COLUMNS:
         value = values[index]
@@ -468,5 +454,78 @@ def _update_values(key: Key, bucket: int, write: UpdateHead) -> tuple[Any, ...]:
     if write.delete_to is not None:
         values.append(write.delete_to)
     if write.expiry is not None:
-        values += [expire_after_to_duration(write.expiry.after), write.expiry.on]
+        values += [metajournal.expire_after_to_duration(write.expiry.after), write.expiry.on]
     return (*values, key.topic, bucket, key.id)
+
+
+# Prepared statements, per table. All are prepared up front: statements are built on the
+# driver's I/O thread (see `write`), where a blocking prepare would wait for itself.
+
+Prepare = Callable[[str], PreparedStatement]
+
+
+@dataclass(frozen=True, slots=True)
+class _JournalWrites:
+    insert: Binder
+    delete_segment: PreparedStatement
+    delete_segment_to: PreparedStatement
+
+    @classmethod
+    def prepare(cls, prepare: Prepare, tables: TableNames) -> _JournalWrites:
+        return cls(
+            Binder(prepare(journal.insert_cql(tables))),
+            prepare(journal.delete_segment_cql(tables)),
+            prepare(journal.delete_segment_to_cql(tables)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _MetajournalWrites:
+    select_heads: PreparedStatement
+    insert: Binder
+    delete: PreparedStatement
+    updates: dict[metajournal.HeadUpdate, Binder]
+
+    @classmethod
+    def prepare(cls, prepare: Prepare, tables: TableNames) -> _MetajournalWrites:
+        return cls(
+            prepare(metajournal.heads_select_cql(tables)),
+            Binder(prepare(metajournal.insert_cql(tables))),
+            prepare(metajournal.delete_cql(tables)),
+            {
+                shape: Binder(prepare(metajournal.update_cql(tables, shape)))
+                for shape in metajournal.update_shapes()
+            },
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Pointer2Writes:
+    select: PreparedStatement
+    insert: PreparedStatement
+    update: PreparedStatement
+
+    @classmethod
+    def prepare(cls, prepare: Prepare, tables: TableNames) -> _Pointer2Writes:
+        return cls(
+            prepare(pointer2.select_cql(tables)),
+            prepare(pointer2.insert_cql(tables)),
+            prepare(pointer2.update_cql(tables)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _QuarantineWrites:
+    insert: PreparedStatement
+    journals: PreparedStatement
+    first_of_journal: PreparedStatement
+    first_in_partition: PreparedStatement
+
+    @classmethod
+    def prepare(cls, prepare: Prepare, tables: TableNames) -> _QuarantineWrites:
+        return cls(
+            prepare(quarantine.insert_cql(tables)),
+            prepare(quarantine.journals_cql(tables)),
+            prepare(quarantine.first_of_journal_cql(tables)),
+            prepare(quarantine.first_in_partition_cql(tables)),
+        )

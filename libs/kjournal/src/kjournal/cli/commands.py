@@ -35,7 +35,7 @@ from kjournal.model import (
     SeqNr,
     TextPayload,
 )
-from kjournal.wire.durations import parse_duration
+from kjournal.model.durations import parse_duration
 
 # Between two polls of `tail`, and how many events the progress bar is advanced by at once.
 _PROGRESS_STEP = 200
@@ -217,9 +217,11 @@ def journals(args: argparse.Namespace, client: Client) -> int:
 
 def replication(args: argparse.Namespace, client: Client) -> int:
     report = client.replication(args.topic)
-    print(f"{'partition':>9}  {'end offset':>12}  {'pointer2':>12}  {'lag':>10}")
+    header = ("partition", "beginning", "end offset", "pointer2", "lag")
+    print("  ".join(f"{title:>12}" for title in header))
     for row in report.partitions:
         pointer2 = "-" if row.pointer2 is None else str(row.pointer2)
-        print(f"{row.partition:>9}  {row.end_offset:>12}  {pointer2:>12}  {row.lag:>10}")
-    print(f"{'total':>9}  {'':>12}  {'':>12}  {report.lag:>10}")
+        cells = (row.partition, row.beginning_offset, row.end_offset, pointer2, row.lag)
+        print("  ".join(f"{cell:>12}" for cell in cells))
+    print(f"{'total':>12}  {'':>12}  {'':>12}  {'':>12}  {report.lag:>12}")
     return 0

@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    append = _journal(sub, "append", "append events as one atomic batch", commands.append)
+    append = _journal(
+        sub, "append", "append events atomically (one record: all or none)", commands.append
+    )
     append.add_argument(
         "payloads",
         nargs="*",
@@ -67,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     append.add_argument("--tag", action="append", help="a tag for every event (repeatable)")
     append.add_argument("--expire-after", help='e.g. "7 days" (the journal may then be purged)')
     append.add_argument("--metadata", help="JSON kept with the record (header metadata)")
-    append.add_argument("--header", action="append", help="NAME=VALUE Kafka header (repeatable)")
+    append.add_argument("--header", action="append", help="NAME=VALUE Kafka tailer (repeatable)")
 
     read = _journal(sub, "read", "print the journal's events", commands.read)
     _read_options(read)

@@ -21,9 +21,9 @@ from rich.progress import (
 from rich.text import Text
 
 from kjournal.api.convert import event_record_to_json, format_timestamp
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import BinaryPayload, EventRecord, JsonPayload, TextPayload
-from kjournal.wire.durations import format_duration
+from kjournal.model.durations import format_duration
+from kjournal.model.results import AppendResult, JournalStatus
 
 PAYLOAD_WIDTH = 100
 
@@ -67,7 +67,23 @@ def status_lines(status: JournalStatus) -> list[tuple[str, str]]:
         ("pointer2", "-" if status.pointer2 is None else str(status.pointer2)),
         ("unreplicated actions", str(status.unreplicated_actions)),
         ("unreplicated offsets", str(status.unreplicated_offsets)),
+        ("unreplicated duplicates", str(status.unreplicated_duplicates)),
+        ("conflicts", _conflicts(status)),
+        ("quarantine", "checked" if status.quarantine_known else "unknown (no quarantine table)"),
     ]
+
+
+def _conflicts(status: JournalStatus) -> str:
+    if status.conflicts is None:
+        return "unknown (no conflicts table)"
+    if not status.conflicts:
+        return "none"
+    shown = ", ".join(
+        f"seqNr {c.seq_nr} at offset {c.dropped.offset} (kept: offset {c.kept.offset})"
+        for c in status.conflicts[:3]
+    )
+    more = len(status.conflicts) - 3
+    return shown + (f", and {more} more" if more > 0 else "")
 
 
 def append_line(result: AppendResult) -> str:

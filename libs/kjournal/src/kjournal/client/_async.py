@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from types import TracebackType
 from typing import TypeVar
 
 import httpx
 
-from kjournal.api.schemas import ReadinessOut, ReplicationOut
+from kjournal.api.schemas import ReadinessOut
 from kjournal.client._base import (
     BaseClient,
     Call,
@@ -19,7 +20,6 @@ from kjournal.client._base import (
     journal_id_of_line,
     merged_headers,
 )
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import (
     SEQ_NR_MAX,
     Event,
@@ -30,6 +30,8 @@ from kjournal.model import (
     RecordMetadata,
     SeqNr,
 )
+from kjournal.model.replication import TopicReplication
+from kjournal.model.results import AppendResult, JournalStatus
 
 __all__ = ["AsyncClient"]
 
@@ -40,8 +42,10 @@ class AsyncClient(BaseClient):
     """Asyncio client: `async with AsyncClient(writer_url=..., reader_url=...) as client: ...`.
 
     Results are the library's own types (AppendResult, EventRecord, JournalStatus); failures are
-    kjournal errors rebuilt from the services' problem bodies. GETs are retried (reads resume
-    after the last event received); writes only when no connection could be opened.
+    kjournal errors rebuilt from the services' problem bodies. Failures that may pass are
+    retried within the `RetryPolicy` (30 s by default): reads resume after the last event
+    received; appends, deletes and marks are sent again (a resent append is dropped as a
+    duplicate); a purge only when no connection could be opened.
     """
 
     def __init__(
@@ -75,6 +79,7 @@ class AsyncClient(BaseClient):
 
     async def _send(self, call: Call[T]) -> T:
         attempt = 0
+        first_failure: float | None = None
         while True:
             attempt += 1
             try:
@@ -82,9 +87,15 @@ class AsyncClient(BaseClient):
                     call.method, call.url, params=call.params, json=call.json
                 )
             except httpx.TransportError as exc:
-                await asyncio.sleep(self._pause_after_transport_error(call, exc, attempt))
+                first_failure = first_failure or time.monotonic()
+                failing_for = time.monotonic() - first_failure
+                await asyncio.sleep(
+                    self._pause_after_transport_error(call, exc, attempt, failing_for)
+                )
                 continue
-            pause = self._pause_after_answer(call, response, attempt)
+            first_failure = first_failure or time.monotonic()
+            failing_for = time.monotonic() - first_failure
+            pause = self._pause_after_answer(call, response, attempt, failing_for)
             if pause is None:
                 return call.parse(response)
             await asyncio.sleep(pause)
@@ -154,7 +165,7 @@ class AsyncClient(BaseClient):
                 if line:
                     yield journal_id_of_line(line)
 
-    async def replication(self, topic: str) -> ReplicationOut:
+    async def replication(self, topic: str) -> TopicReplication:
         return await self._send(self._replication_call(topic))
 
     async def ready(self, service: str = "reader") -> ReadinessOut:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import json
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ from kjournal.api.convert import (
     append_result,
     event_record_from_json,
     journal_status_from_out,
+    replication_from_out,
 )
 from kjournal.api.keys import quote_segment
 from kjournal.api.problems import PROBLEM_CONTENT_TYPE, error_for_problem
@@ -45,7 +47,6 @@ from kjournal.errors import (
     KJournalError,
     Unavailable,
 )
-from kjournal.journal import AppendResult, JournalStatus
 from kjournal.model import (
     Event,
     EventRecord,
@@ -55,6 +56,8 @@ from kjournal.model import (
     RecordMetadata,
     SeqNr,
 )
+from kjournal.model.replication import TopicReplication
+from kjournal.model.results import AppendResult, JournalStatus
 
 __all__ = [
     "BaseClient",
@@ -82,16 +85,22 @@ class MarkResult:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retries for idempotent requests (GETs): transport errors and 502/503/504.
+    """When to send a request again: after a transport error (no connection, a timeout, a
+    connection lost mid-answer) or a 502/503/504 answer, with exponential backoff (a Retry-After
+    answer sets the pause), until `budget_s` seconds have passed since the first failure, or after
+    `attempts` attempts if that is set. A streamed read resumes after the last event it received,
+    and a read that made progress starts its budget again.
 
-    Appends, deletes, purges and marks are retried only when the connection could not even be
-    opened (nothing was sent); any other failure is the caller's to judge, since the action may
-    have reached Kafka.
+    Appends, deletes and marks are retried like reads: a resent append whose first copy did reach
+    Kafka is dropped as a duplicate (docs/replication.md §4), a delete repeats its bound and a mark
+    has no effect. A purge is resent only when no connection could be opened: a second purge
+    would erase what was appended in between.
     """
 
-    attempts: int = 4  # in all, the first included
+    budget_s: float = 30.0
     backoff_s: float = 0.2
     max_backoff_s: float = 5.0
+    attempts: int | None = None  # in all, the first included; None: as many as the budget allows
     statuses: frozenset[int] = field(default=RETRYABLE_STATUSES)
 
     def delay(self, attempt: int, retry_after: str | None = None) -> float:
@@ -101,6 +110,13 @@ class RetryPolicy:
             return min(hinted, self.max_backoff_s)
         base: float = min(self.backoff_s * 2 ** (attempt - 1), self.max_backoff_s)
         return base * (0.5 + random.random() / 2)
+
+    def allows(self, attempt: int, failing_for_s: float, pause_s: float) -> bool:
+        """Whether retry number `attempt` may go ahead after `pause_s`, the request having failed
+        for `failing_for_s` seconds so far."""
+        if self.attempts is not None and attempt >= self.attempts:
+            return False
+        return failing_for_s + pause_s <= self.budget_s
 
 
 NO_RETRY = RetryPolicy(attempts=1)
@@ -258,8 +274,8 @@ def _status(response: httpx.Response) -> JournalStatus | None:
     return journal_status_from_out(JournalStatusOut.model_validate_json(body))
 
 
-def _replication(response: httpx.Response) -> ReplicationOut:
-    return ReplicationOut.model_validate_json(_success(response))
+def _replication(response: httpx.Response) -> TopicReplication:
+    return replication_from_out(ReplicationOut.model_validate_json(_success(response)))
 
 
 def _readiness(response: httpx.Response) -> ReadinessOut:
@@ -272,8 +288,8 @@ def _readiness(response: httpx.Response) -> ReadinessOut:
 class Retries(enum.Enum):
     """Which failures of a request are worth sending it again for."""
 
-    IDEMPOTENT = "transport errors and the policy's statuses"  # GETs
-    UNSENT = "only when no connection could be opened"  # actions: they may have reached Kafka
+    SAFE = "transport errors and the policy's statuses"  # reads, appends, deletes, marks
+    UNSENT = "only when no connection could be opened"  # purges
     NEVER = "never"
 
 
@@ -285,7 +301,7 @@ class Call(Generic[T]):
     method: str
     url: str
     parse: Callable[[httpx.Response], T]
-    retries: Retries = Retries.IDEMPOTENT
+    retries: Retries = Retries.SAFE
     params: Mapping[str, Any] | None = None
     json: Any = None
     where: str | None = None  # what a transport error names, if not `url`
@@ -318,11 +334,11 @@ class BaseClient:
     ) -> Call[AppendResult]:
         url = self._writer(journal_path(key, "/events"))
         body = append_request_body(events, metadata, headers)
-        return Call("POST", url, _appended, Retries.UNSENT, json=body)
+        return Call("POST", url, _appended, Retries.SAFE, json=body)
 
     def _delete_call(self, key: Key, to: int) -> Call[PartitionOffset]:
         url = self._writer(journal_path(key, "/events"))
-        return Call("DELETE", url, _position, Retries.UNSENT, params={"to": to})
+        return Call("DELETE", url, _position, Retries.SAFE, params={"to": to})
 
     def _purge_call(self, key: Key) -> Call[PartitionOffset]:
         return Call("DELETE", self._writer(journal_path(key)), _position, Retries.UNSENT)
@@ -330,7 +346,7 @@ class BaseClient:
     def _mark_call(self, key: Key, id: str | None) -> Call[MarkResult]:
         url = self._writer(journal_path(key, "/marks"))
         body = {} if id is None else {"id": id}
-        return Call("POST", url, _marked, Retries.UNSENT, json=body)
+        return Call("POST", url, _marked, Retries.SAFE, json=body)
 
     # --- reader --------------------------------------------------------------------------------
 
@@ -346,7 +362,7 @@ class BaseClient:
     def _ids_url(self, topic: str) -> str:
         return self._reader(topic_path(topic, "/journals"))
 
-    def _replication_call(self, topic: str) -> Call[ReplicationOut]:
+    def _replication_call(self, topic: str) -> Call[TopicReplication]:
         return Call("GET", self._reader(topic_path(topic, "/replication")), _replication)
 
     def _ready_call(self, service: str) -> Call[ReadinessOut]:
@@ -356,27 +372,29 @@ class BaseClient:
     # --- retries -------------------------------------------------------------------------------
 
     def _pause_after_transport_error(
-        self, call: Call[Any], exc: httpx.TransportError, attempt: int
+        self, call: Call[Any], exc: httpx.TransportError, attempt: int, failing_for_s: float
     ) -> float:
         """Seconds to wait before sending `call` again, or raise the error `exc` means."""
-        again = call.retries is Retries.IDEMPOTENT or (
+        again = call.retries is Retries.SAFE or (
             call.retries is Retries.UNSENT and isinstance(exc, httpx.ConnectError)
         )
-        if not again or attempt >= self.retry.attempts:
+        pause = self.retry.delay(attempt)
+        if not again or not self.retry.allows(attempt, failing_for_s, pause):
             raise transport_error(exc, call.where or call.url) from exc
-        return self.retry.delay(attempt)
+        return pause
 
     def _pause_after_answer(
-        self, call: Call[Any], response: httpx.Response, attempt: int
+        self, call: Call[Any], response: httpx.Response, attempt: int, failing_for_s: float
     ) -> float | None:
         """Seconds to wait before sending `call` again, or None: `response` is the answer."""
         if (
-            call.retries is Retries.IDEMPOTENT
+            call.retries is Retries.SAFE
             and not response.is_success
             and response.status_code in self.retry.statuses
-            and attempt < self.retry.attempts
         ):
-            return self.retry.delay(attempt, response.headers.get("retry-after"))
+            pause = self.retry.delay(attempt, response.headers.get("retry-after"))
+            if self.retry.allows(attempt, failing_for_s, pause):
+                return pause
         return None
 
 
@@ -390,6 +408,7 @@ class ReadCursor:
         self.url = url
         self._retry = retry
         self._next_from, self._to, self._remaining, self._failures = from_, to, limit, 0
+        self._failing_since: float | None = None
         self._error: KJournalError | None = None
         self._retryable = False
         self._retry_after: str | None = None
@@ -426,6 +445,7 @@ class ReadCursor:
     def advance(self, record: EventRecord) -> bool:
         """`record` was delivered; whether the read is complete."""
         self._failures = 0
+        self._failing_since = None
         self._next_from = record.seq_nr + 1
         if self._remaining is not None:
             self._remaining -= 1
@@ -435,6 +455,11 @@ class ReadCursor:
         """After a failed attempt: seconds to wait before resuming, or raise its error."""
         assert self._error is not None, "pause() after an attempt that did not fail"
         self._failures += 1
-        if not self._retryable or self._failures >= self._retry.attempts:
+        now = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since = now
+        pause = self._retry.delay(self._failures, self._retry_after)
+        allowed = self._retry.allows(self._failures, now - self._failing_since, pause)
+        if not self._retryable or not allowed:
             raise self._error from self._cause
-        return self._retry.delay(self._failures, self._retry_after)
+        return pause

@@ -1,6 +1,6 @@
 """Replication folding: one journal's actions of a slice → the fewest batches with the same effect.
 
-The actions are walked newest → oldest (anatomy §6.3, kafka-journal's `Batch.of`); `batches[0]`
+The actions are walked newest → oldest (kafka-journal's `Batch.of`; docs/replication.md §2); `batches[0]`
 is always the oldest batch built so far, i.e. the one that *follows* the action being folded:
 
 * `Mark` → ignored.

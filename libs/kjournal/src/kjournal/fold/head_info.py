@@ -1,8 +1,12 @@
 """HeadInfo: the unreplicated tail of a journal, folded onto its replicated head.
 
-The fold replays the tail's action headers with the replicator's own head rules (anatomy §6.4), so a
-read merged from Cassandra and the tail returns exactly what Cassandra will hold once replication
-has caught up. It needs headers only, so it is known before the first event is emitted.
+The fold replays the tail's action headers with the replicator's own head rules
+(docs/replication.md §3), so a read merged from Cassandra and the tail returns exactly what
+Cassandra will hold once replication has caught up. It needs headers only, so it is known before
+the first event is emitted.
+
+Duplicates (docs/replication.md §4): in offset order, an appended event whose seqNr is not above
+the highest seqNr the journal already has is dropped, so the journal's seqNr never goes back.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class HeadInfo:
     purged_at: the offset of the tail's last effective purge: Cassandra's events and the tail's
         appends before it are gone (None: no purge in the tail).
     appends, actions: how many appends and actions of this journal are still only in Kafka.
+    duplicates: how many of those appends repeat seqNrs the journal already has (wholly or in
+        part); their repeated events are dropped.
     first_offset: the offset of the first of them, None if there are none.
     """
 
@@ -39,6 +45,7 @@ class HeadInfo:
     purged_at: int | None = None
     appends: int = 0
     actions: int = 0
+    duplicates: int = 0
     first_offset: int | None = None
 
     @property
@@ -76,6 +83,13 @@ class HeadInfo:
                 delete_to=delete_to,
                 hide_to=max(self.hide_to, delete_to or 0),
                 appends=self.appends + 1,
+            )
+        if first <= self.seq_nr:
+            return replace(
+                self,
+                seq_nr=SeqNr(max(self.seq_nr, last)),
+                appends=self.appends + 1,
+                duplicates=self.duplicates + 1,
             )
         return replace(self, seq_nr=last, appends=self.appends + 1)
 

@@ -1,4 +1,4 @@
-"""Planning one batch against one journal head: pure, no I/O (anatomy §6.4).
+"""Planning one batch against one journal head: pure, no I/O (docs/replication.md §3).
 
 Given the head as stored (or None) and one batch, a planner returns `None` when the head already
 covers the batch, else a `Plan`: the head once the batch is applied and the writes to get there, as

@@ -1,1 +1,1 @@
-"""Kafka side of the journal: producing actions, reading the unreplicated head, the head cache."""
+"""Kafka side of the journal: producing actions, reading the unreplicated tail, the tail cache."""

@@ -1,4 +1,4 @@
-"""A bounded pool of group-less consumers for reading a partition's unreplicated head."""
+"""A bounded pool of group-less consumers for reading a partition's unreplicated tail."""
 
 from __future__ import annotations
 
@@ -92,15 +92,19 @@ class ConsumerPool:
 
     async def _create(self) -> AIOKafkaConsumer:
         consumer = AIOKafkaConsumer(
-            **self._kafka.client_options(),
+            **self._kafka.aiokafka_options(),
             group_id=None,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_poll_records=self._settings.max_poll_records,
             fetch_max_wait_ms=50,
         )
-        with kafka_errors():
-            await consumer.start()
+        try:
+            with kafka_errors():
+                await consumer.start()
+        except BaseException:
+            await consumer.stop()  # a consumer that failed to start still holds its client
+            raise
         return consumer
 
     async def _reap_idle(self) -> None:

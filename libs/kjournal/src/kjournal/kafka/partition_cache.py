@@ -1,4 +1,4 @@
-"""What the head cache knows about one partition: each journal's unreplicated actions."""
+"""What the tail cache knows about one partition: each journal's unreplicated actions."""
 
 from __future__ import annotations
 

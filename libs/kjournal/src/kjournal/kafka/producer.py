@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from types import TracebackType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
-from kjournal.errors import RecordTooLarge
+from kjournal.errors import OutcomeUnknown, RecordTooLarge
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.topics import TopicPartitions
@@ -22,7 +23,7 @@ _RECORD_OVERHEAD = 128
 def producer_options(settings: KafkaSettings) -> dict[str, Any]:
     """The `AIOKafkaProducer` keyword arguments of an ActionProducer."""
     return {
-        **settings.client_options(),
+        **settings.aiokafka_options(),
         "acks": "all",
         "enable_idempotence": True,
         "compression_type": None if settings.compression == "none" else settings.compression,
@@ -40,8 +41,12 @@ class ActionProducer:
         self._producer = AIOKafkaProducer(**producer_options(settings))
 
     async def __aenter__(self) -> ActionProducer:
-        with kafka_errors():
-            await self._producer.start()
+        try:
+            with kafka_errors():
+                await self._producer.start()
+        except BaseException:
+            await self._producer.stop()
+            raise
         return self
 
     async def __aexit__(
@@ -66,16 +71,32 @@ class ActionProducer:
             raise RecordTooLarge(size, self._settings.max_record_bytes)
 
     async def send(self, record: ProducerRecordParts) -> PartitionOffset:
-        """Produce and wait for the broker's acknowledgement."""
+        """Produce and wait for the broker's acknowledgement, at most `delivery_timeout_ms`.
+
+        Beyond it OutcomeUnknown: the idempotent producer goes on retrying what it sent (it
+        cannot be called back), so the record may still land.
+        """
         self.check_size(record)
         partition = await self.partition(record.topic, record.key)
-        with kafka_errors(record.topic, len(record.value or b""), self._settings.max_record_bytes):
-            sent = await self._producer.send_and_wait(
-                record.topic,
-                value=record.value,
-                key=record.key,
-                partition=partition,
-                timestamp_ms=record.timestamp_ms,
-                headers=record.headers,
-            )
+        timeout_s = self._settings.delivery_timeout_ms / 1000
+        try:
+            async with asyncio.timeout(timeout_s):
+                with kafka_errors(
+                    record.topic, len(record.value or b""), self._settings.max_record_bytes
+                ):
+                    delivery = await self._producer.send(
+                        record.topic,
+                        value=record.value,
+                        key=record.key,
+                        partition=partition,
+                        timestamp_ms=record.timestamp_ms,
+                        headers=record.headers,
+                    )
+                    # shielded: on timeout only the wait stops, not aiokafka's own delivery
+                    sent = await asyncio.shield(delivery)
+        except TimeoutError:
+            raise OutcomeUnknown(
+                f"Kafka did not acknowledge the record within {timeout_s:g} s; it may still be "
+                "written: retrying is safe"
+            ) from None
         return PartitionOffset(sent.partition, sent.offset)

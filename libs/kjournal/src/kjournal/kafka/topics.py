@@ -20,12 +20,16 @@ class TopicPartitions:
 
     def __init__(self, settings: KafkaSettings) -> None:
         self._settings = settings
-        self._admin = AIOKafkaAdminClient(**settings.client_options())
+        self._admin = AIOKafkaAdminClient(**settings.aiokafka_options())
         self._counts: dict[str, tuple[int, float]] = {}
 
     async def __aenter__(self) -> TopicPartitions:
-        with kafka_errors():
-            await self._admin.start()
+        try:
+            with kafka_errors():
+                await self._admin.start()
+        except BaseException:
+            await self._admin.close()
+            raise
         return self
 
     async def __aexit__(

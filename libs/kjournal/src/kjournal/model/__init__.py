@@ -32,6 +32,7 @@ from kjournal.model.payload import (
     PayloadType,
     TextPayload,
 )
+from kjournal.model.results import AppendResult, JournalStatus
 from kjournal.model.seq_nr import SEQ_NR_MAX, SEQ_NR_MIN, SeqNr, SeqRange, seq_nr
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "ActionRecord",
     "Append",
     "AppendHeader",
+    "AppendResult",
     "BinaryPayload",
     "Delete",
     "DeleteHeader",
@@ -52,6 +54,7 @@ __all__ = [
     "Events",
     "ExpireAfter",
     "HeaderMetadata",
+    "JournalStatus",
     "JsonPayload",
     "JsonValue",
     "Key",

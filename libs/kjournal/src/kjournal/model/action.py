@@ -50,7 +50,7 @@ ActionHeader: TypeAlias = AppendHeader | DeleteHeader | PurgeHeader | MarkHeader
 
 @dataclass(frozen=True, slots=True)
 class Append:
-    """An atomic batch of events: `payload` is the encoded container (JSON or binary)."""
+    """Events appended atomically: `payload` is their encoded container (JSON or binary)."""
 
     key: Key
     timestamp: datetime

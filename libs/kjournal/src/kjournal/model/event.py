@@ -27,7 +27,7 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class Events:
-    """A non-empty batch of events with strictly increasing seqNrs: one Append record."""
+    """The events of one append (one Append record): at least one, seqNrs strictly increasing."""
 
     events: tuple[Event, ...]
     metadata: PayloadMetadata = field(default_factory=PayloadMetadata)
@@ -39,7 +39,7 @@ class Events:
         for event in self.events:
             if event.seq_nr <= previous:
                 raise SeqNrOrderError(
-                    f"seqNrs must strictly increase within a batch: {event.seq_nr} after {previous}"
+                    f"seqNrs must strictly increase within an append: {event.seq_nr} after {previous}"
                 )
             previous = event.seq_nr
 

@@ -5,7 +5,6 @@ Pure, synchronous codecs; no Kafka client here. See docs/wire-format.md.
 
 from kjournal.wire.action_header import decode_action_header, encode_action_header
 from kjournal.wire.binary_container import decode_binary_container, encode_binary_container
-from kjournal.wire.durations import format_duration, parse_duration
 from kjournal.wire.events import decode_events, encode_events
 from kjournal.wire.json_container import decode_json_container, encode_json_container
 from kjournal.wire.metadata_json import (
@@ -41,11 +40,9 @@ __all__ = [
     "encode_binary_container",
     "encode_events",
     "encode_json_container",
-    "format_duration",
     "header_metadata_from_json",
     "header_metadata_to_json",
     "murmur2",
-    "parse_duration",
     "partition_for",
     "payload_metadata_from_json",
     "payload_metadata_to_json",

@@ -1,4 +1,4 @@
-"""The `journal.action` Kafka header: one JSON object keyed by the action kind.
+"""The `journal.action` Kafka tailer: one JSON object keyed by the action kind.
 
     {"append":{"range":{"from":1,"to":5},"origin":"host","version":"11.0.0","payloadType":"json",
                "metadata":{"data":...}}}

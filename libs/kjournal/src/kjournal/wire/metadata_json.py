@@ -18,8 +18,8 @@ from kjournal.model import (
     PayloadMetadata,
     RecordMetadata,
 )
+from kjournal.model.durations import expire_after_from_json, expire_after_to_json
 from kjournal.wire import json_text
-from kjournal.wire.durations import expire_after_from_json, expire_after_to_json
 
 _EMPTY_HEADER = HeaderMetadata()
 _EMPTY_PAYLOAD = PayloadMetadata()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kjournal.api.readiness import Check
 from kjournal_service.health import health_router
+from kjournal_service.readiness import Check
 
 from kjournal_reader.deps import CassandraDep
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.convert import event_record_to_json, journal_status_out
-from kjournal.api.ndjson import prefetch
-from kjournal.api.problems import problem_responses
-from kjournal.errors import InvalidSeqNr, JournalNotFound
+from kjournal.errors import JournalNotFound
+from kjournal.model import SEQ_NR_MAX
 from kjournal_service.deps import HttpDep, JournalDep
+from kjournal_service.ndjson import prefetch
+from kjournal_service.problems import problem_responses
 
 from kjournal_reader.schemas import (
-    SEQ_NR_LIMIT,
     FromQuery,
     JournalStatusOut,
     LimitQuery,
@@ -33,18 +33,17 @@ EVENTS_STREAM = ndjson_responses(
     "/{topic}/{id}/events",
     response_class=StreamingResponse,
     responses=EVENTS_STREAM,
-    summary="Stream the journal's events from Cassandra and the unreplicated Kafka head",
+    summary="Stream the journal's events from Cassandra and the unreplicated Kafka tail",
 )
 async def events(
     request: Request,
     journal: JournalDep,
     http: HttpDep,
     from_: FromQuery = 1,
-    to: ToQuery = SEQ_NR_LIMIT,
+    to: ToQuery = SEQ_NR_MAX,
     limit: LimitQuery = None,
 ) -> StreamingResponse:
-    if from_ > to:
-        raise InvalidSeqNr(f"from ({from_}) is after to ({to})")
+    # from > to is an empty range: no events (the journal must still exist, as for any range)
     records = await prefetch(journal.read(from_, to, limit))
     return ndjson_response(request, http, records, event_record_to_json)
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
-from kjournal.api.ndjson import prefetch
-from kjournal.api.problems import problem_responses
-from kjournal_service.deps import HttpDep, TopicDep, TopicsDep
+from kjournal.api.convert import replication_out
+from kjournal.replication_status import record_lag
+from kjournal_service.deps import HttpDep, JournalsDep, MetricsDep, TopicDep
+from kjournal_service.ndjson import prefetch
+from kjournal_service.problems import problem_responses
 
-from kjournal_reader.deps import EventualDep, ReplicationDep
+from kjournal_reader.deps import EventualDep
 from kjournal_reader.schemas import ReplicationOut
 from kjournal_reader.streams import ndjson_response, ndjson_responses
 
@@ -29,11 +31,11 @@ IDS_STREAM = ndjson_responses(
 async def journals(
     request: Request,
     topic: TopicDep,
-    topics: TopicsDep,
+    journals: JournalsDep,
     eventual: EventualDep,
     http: HttpDep,
 ) -> StreamingResponse:
-    await topics.count(topic)  # UnknownTopic → 404, as for every other route
+    await journals.topics.count(topic)  # UnknownTopic → 404, as for every other route
     ids = await prefetch(eventual.ids(topic))
     return ndjson_response(request, http, ids, lambda id_: {"id": id_})
 
@@ -42,7 +44,11 @@ async def journals(
     "/{topic}/replication",
     response_model=ReplicationOut,
     responses=problem_responses(400, 404, 500, 503, 504),
-    summary="Per partition: end offset, pointer2 and how many records are not yet replicated",
+    summary="Per partition: Kafka's offsets, pointer2 and how many records are not yet replicated",
 )
-async def replication(topic: TopicDep, view: ReplicationDep) -> ReplicationOut:
-    return await view.status(topic)
+async def replication(
+    topic: TopicDep, journals: JournalsDep, metrics: MetricsDep
+) -> ReplicationOut:
+    status = await journals.replication(topic)
+    record_lag(metrics, status)
+    return replication_out(status)

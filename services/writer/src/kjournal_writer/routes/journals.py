@@ -4,14 +4,14 @@ the broker has acknowledged it; a request that fails validation produces nothing
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
 
-from fastapi import APIRouter, Body, Request, Response
-from kjournal.api.convert import append_batch, append_response_json
-from kjournal.api.problems import problem_responses
+from fastapi import APIRouter, Request, Response
+from kjournal.api.convert import append_response_json
 from kjournal.errors import JournalNotFound
 from kjournal_service.deps import JournalDep, journal_of, metrics_of
+from kjournal_service.problems import problem_responses
 
+from kjournal_writer.append_body import read_append
 from kjournal_writer.deps import json_body, parse_json_body
 from kjournal_writer.schemas import (
     AppendRequest,
@@ -23,6 +23,7 @@ from kjournal_writer.schemas import (
     TopicPath,
     ToQuery,
 )
+from kjournal_writer.settings import WriterHttpSettings
 
 router = APIRouter(prefix="/v1/journals", tags=["journals"])
 
@@ -32,17 +33,18 @@ router = APIRouter(prefix="/v1/journals", tags=["journals"])
     status_code=201,
     response_model=AppendResponse,
     responses=problem_responses(400, 404, 413, 415, 500, 503, 504),
-    summary="Append an atomic batch of events",
+    summary="Append events atomically (one Kafka record: all or none)",
     openapi_extra=json_body(AppendRequest),
 )
 async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     # The hot path (served by kjournal_service.hot_routes, past FastAPI's routing and dependency
     # solving): the body parsed straight from bytes by pydantic-core, the answer written directly.
     journal = journal_of(request, topic, id)
-    batch = append_batch(await parse_json_body(request, AppendRequest))
-    result = await journal.append(batch.events, batch.metadata, batch.headers)
+    http: WriterHttpSettings = request.app.state.settings.http
+    args = await read_append(request, http.max_events_per_append, http.offload_body_bytes)
+    result = await journal.append(args.events, args.metadata, args.headers)
     metrics_of(request).increment(
-        "kjournal_writer_events_total", len(batch.events.events), topic=journal.key.topic
+        "kjournal_writer_events_total", len(args.events.events), topic=journal.key.topic
     )
     return Response(append_response_json(result), 201, media_type="application/json")
 
@@ -79,10 +81,10 @@ async def purge(journal: JournalDep) -> PositionOut:
     response_model=MarkResponse,
     responses=problem_responses(400, 404, 500, 503, 504),
     summary="Write a mark: a barrier record with no storage effect",
+    openapi_extra=json_body(MarkRequest, required=False),
 )
-async def mark(
-    journal: JournalDep, body: Annotated[MarkRequest | None, Body()] = None
-) -> MarkResponse:
+async def mark(request: Request, journal: JournalDep) -> MarkResponse:
+    body = await parse_json_body(request, MarkRequest, required=False)
     mark_id = (body.id if body is not None else None) or str(uuid.uuid4())
     position = await journal.mark(mark_id)
     return MarkResponse(id=mark_id, partition=position.partition, offset=position.offset)

@@ -1,0 +1,83 @@
+"""One log line when a dependency goes down, one when it comes back.
+
+The readiness checks (Kafka answers a metadata request, Cassandra a query) run in the background
+every `interval_s`; a change of state is logged once, with how long the outage lasted, and every
+state is published as `kjournal_dependency_up{service,dependency}` (1 or 0). The client libraries'
+own lines during an outage are throttled (log_limits.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping
+from types import TracebackType
+
+from kjournal.metrics import Metrics
+
+from kjournal_service.readiness import Check, check_readiness
+
+__all__ = ["DependencyWatch"]
+
+log = logging.getLogger(__name__)
+
+
+class DependencyWatch:
+    def __init__(
+        self,
+        service: str,
+        checks: Mapping[str, Check],
+        metrics: Metrics,
+        interval_s: float,
+        timeout_s: float,
+    ) -> None:
+        self._service = service
+        self._checks = checks
+        self._metrics = metrics
+        self._interval_s = interval_s
+        self._timeout_s = timeout_s
+        self._down_since: dict[str, float] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> DependencyWatch:
+        self._task = asyncio.create_task(self._run(), name="kjournal-dependency-watch")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def check_once(self) -> None:
+        report = await check_readiness(self._checks, self._timeout_s)
+        now = time.monotonic()
+        for name, result in report.checks.items():
+            self._metrics.set(
+                "kjournal_dependency_up",
+                1 if result.ok else 0,
+                service=self._service,
+                dependency=name,
+            )
+            since = self._down_since.get(name)
+            if not result.ok and since is None:
+                self._down_since[name] = now
+                log.warning("%s is unavailable: %s", name, result.detail)
+            elif result.ok and since is not None:
+                del self._down_since[name]
+                log.warning("%s is available again, after %.0f s", name, now - since)
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.check_once()
+            except Exception:  # a watch must never take the service down
+                log.exception("checking dependencies failed")
+            await asyncio.sleep(self._interval_s)

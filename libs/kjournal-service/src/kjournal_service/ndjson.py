@@ -1,0 +1,90 @@
+"""Streaming NDJSON bodies: one JSON document per line, sent in chunks, never the whole stream.
+
+`prefetch` pulls the first item before the response starts, so whatever fails up front (unknown
+topic, Cassandra down, quarantined journal) still becomes a proper problem response. Once lines
+have been sent the status cannot change: an error then ends the stream with one last line,
+`{"problem": {...}}`, which the client turns back into the error.
+
+Back-pressure comes from the server: each chunk is awaited until the transport takes it, and the
+next item is only pulled from the source after that.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from typing import Any, Generic, TypeVar
+
+__all__ = ["Prefetched", "ndjson_chunks", "ndjson_line", "prefetch"]
+
+T = TypeVar("T")
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def ndjson_line(value: Any) -> bytes:
+    return (_encoder.encode(value) + "\n").encode()
+
+
+class Prefetched(Generic[T]):
+    """An async iterator whose first item (if any) has already been fetched."""
+
+    def __init__(self, first: list[T], rest: AsyncIterator[T]) -> None:
+        self._first = first
+        self._rest = rest
+
+    def __aiter__(self) -> AsyncIterator[T]:
+        return self._items()
+
+    async def _items(self) -> AsyncIterator[T]:
+        async with aclosing(self._rest):  # type: ignore[type-var]
+            for item in self._first:
+                yield item
+            self._first = []
+            async for item in self._rest:
+                yield item
+
+    async def aclose(self) -> None:
+        aclose = getattr(self._rest, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+async def prefetch(items: AsyncIterator[T]) -> Prefetched[T]:
+    """Fetch the first item now; errors propagate (and the source is closed)."""
+    try:
+        first = [await anext(items)]
+    except StopAsyncIteration:
+        first = []
+    except BaseException:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        raise
+    return Prefetched(first, items)
+
+
+async def ndjson_chunks(
+    items: AsyncIterator[T] | Prefetched[T],
+    encode: Callable[[T], Any],
+    chunk_bytes: int,
+    on_error: Callable[[Exception], Any],
+) -> AsyncIterator[bytes]:
+    """Lines of `encode(item)`, batched into chunks of about `chunk_bytes`.
+
+    An exception from the source ends the stream with the line `{"problem": on_error(exc)}`.
+    """
+    buffer = bytearray()
+    iterator = aiter(items)
+    async with aclosing(iterator):  # type: ignore[type-var]
+        try:
+            async for item in iterator:
+                buffer += ndjson_line(encode(item))
+                if len(buffer) >= chunk_bytes:
+                    yield bytes(buffer)
+                    buffer.clear()
+        except Exception as exc:
+            buffer += ndjson_line({"problem": on_error(exc)})
+    if buffer:
+        yield bytes(buffer)

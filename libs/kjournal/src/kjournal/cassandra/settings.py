@@ -1,0 +1,263 @@
+"""The Cassandra section of the settings: how to reach the eventual store and where the journal
+lives in it.
+
+A plain pydantic model (no environment access here): a service's settings nest it as `cassandra`,
+so `KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.1,10.0.0.2` reaches `contact_points`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
+from kjournal.model.head import DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE
+
+__all__ = [
+    "CassandraReplication",
+    "CassandraSettings",
+    "CassandraTables",
+    "Consistency",
+    "TableNames",
+    "validate_cql_name",
+]
+
+# Unquoted CQL identifiers: Cassandra folds them to lower case and caps names at 48 characters.
+_CQL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+
+
+def validate_cql_name(value: str) -> str:
+    """`value` if it is a valid unquoted CQL keyspace or table name, else ValueError."""
+    if not _CQL_NAME.match(value):
+        raise ValueError(
+            f"invalid Cassandra name {value!r}: use 1 to 48 lower-case letters, digits or '_', "
+            "starting with a letter"
+        )
+    return value
+
+
+class Consistency(StrEnum):
+    """Cassandra consistency levels usable for plain reads and writes."""
+
+    ANY = "ANY"
+    ONE = "ONE"
+    TWO = "TWO"
+    THREE = "THREE"
+    QUORUM = "QUORUM"
+    ALL = "ALL"
+    LOCAL_QUORUM = "LOCAL_QUORUM"
+    EACH_QUORUM = "EACH_QUORUM"
+    LOCAL_ONE = "LOCAL_ONE"
+
+
+class CassandraTables(BaseModel):
+    """Table names inside the keyspace: the Scala library's (and cassandra-sync's `locks`) and
+    kjournal's own (`quarantine`, `conflicts`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    journal: str = Field(default="journal", description="events, one row per event")
+    metajournal: str = Field(default="metajournal", description="journal heads")
+    pointer2: str = Field(default="pointer2", description="replicated offset per partition")
+    setting: str = Field(default="setting", description="schema versions")
+    quarantine: str = Field(default="quarantine", description="records the replicator set aside")
+    conflicts: str = Field(
+        default="conflicts", description="duplicates that differed from the event kept"
+    )
+    locks: str = Field(default="locks", description="cassandra-sync's lock table (Scala services)")
+
+    @field_validator(
+        "journal", "metajournal", "pointer2", "setting", "quarantine", "conflicts", "locks"
+    )
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        return validate_cql_name(value)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Self:
+        names = [
+            self.journal,
+            self.metajournal,
+            self.pointer2,
+            self.setting,
+            self.quarantine,
+            self.conflicts,
+            self.locks,
+        ]
+        if len(set(names)) != len(names):
+            raise ValueError(f"table names must be distinct, got {names}")
+        return self
+
+
+class CassandraReplication(BaseModel):
+    """Replication of the keyspace when the schema job creates it (SimpleStrategy RF 1 by default).
+
+    `data_centers` (DC name → replication factor) is required for NetworkTopologyStrategy and
+    refused for SimpleStrategy.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    strategy: Literal["SimpleStrategy", "NetworkTopologyStrategy"] = Field(
+        default="SimpleStrategy",
+        description="replication class of a keyspace the schema step creates",
+    )
+    replication_factor: int = Field(default=1, ge=1, description="SimpleStrategy's factor")
+    data_centers: dict[str, int] = Field(
+        default_factory=dict,
+        description='NetworkTopologyStrategy: data center → factor, e.g. {"dc1": 3}',
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.strategy == "NetworkTopologyStrategy":
+            if not self.data_centers:
+                raise ValueError("NetworkTopologyStrategy needs data_centers (name → factor)")
+            for dc, factor in self.data_centers.items():
+                if not re.fullmatch(r"[A-Za-z0-9_.\-]+", dc) or factor < 1:
+                    raise ValueError(f"invalid data center entry {dc!r}: {factor}")
+        elif self.data_centers:
+            raise ValueError("data_centers only apply to NetworkTopologyStrategy")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class TableNames:
+    """The keyspace and the (unqualified) name of each table."""
+
+    keyspace: str = "journal"
+    journal: str = "journal"
+    metajournal: str = "metajournal"
+    pointer2: str = "pointer2"
+    setting: str = "setting"
+    quarantine: str = "quarantine"
+    conflicts: str = "conflicts"
+    locks: str = "locks"
+
+    def __post_init__(self) -> None:
+        for name in (
+            self.keyspace,
+            self.journal,
+            self.metajournal,
+            self.pointer2,
+            self.setting,
+            self.quarantine,
+            self.conflicts,
+            self.locks,
+        ):
+            validate_cql_name(name)
+
+    @classmethod
+    def of(cls, keyspace: str, tables: CassandraTables) -> TableNames:
+        return cls(
+            keyspace=keyspace,
+            journal=tables.journal,
+            metajournal=tables.metajournal,
+            pointer2=tables.pointer2,
+            setting=tables.setting,
+            quarantine=tables.quarantine,
+            conflicts=tables.conflicts,
+            locks=tables.locks,
+        )
+
+    def qualified(self, table: str) -> str:
+        return f"{self.keyspace}.{table}"
+
+
+class CassandraSettings(BaseModel):
+    """How to reach the eventual store, and where in it the journal lives.
+
+    Consistency defaults to LOCAL_QUORUM for reads and writes, as in the Scala library; on a
+    single-node development cluster (RF 1) a local quorum is that one node, so it works unchanged.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    contact_points: tuple[str, ...] = Field(
+        default=("127.0.0.1",), description="nodes to connect to first (comma-separated)"
+    )
+    port: int = Field(default=9042, ge=1, le=65535, description="CQL native transport port")
+    username: str | None = Field(default=None, description="role to log in as (with password)")
+    password: SecretStr | None = Field(default=None, description="the role's password")
+    local_dc: str | None = Field(
+        default=None, description="data center to prefer (none: the driver's default policy)"
+    )
+    protocol_version: Literal[4, 5] = Field(default=5, description="CQL native protocol")
+
+    keyspace: str = Field(default="journal", description="keyspace holding the journal tables")
+    tables: CassandraTables = Field(
+        default_factory=CassandraTables, description="table names inside the keyspace"
+    )
+    replication: CassandraReplication = Field(
+        default_factory=CassandraReplication,
+        description="keyspace replication when the schema step creates it",
+    )
+    auto_create_keyspace: bool = Field(
+        default=True, description="whether the schema step may create a missing keyspace"
+    )
+
+    read_consistency: Consistency = Field(
+        default=Consistency.LOCAL_QUORUM, description="consistency of reads"
+    )
+    write_consistency: Consistency = Field(
+        default=Consistency.LOCAL_QUORUM, description="consistency of writes"
+    )
+    connect_timeout: float = Field(default=10.0, gt=0, description="seconds to open a connection")
+    request_timeout: float = Field(default=10.0, gt=0, description="seconds per request")
+    fetch_size: int = Field(default=1000, ge=1, description="rows per page of a read")
+
+    segment_size: int = Field(
+        default=DEFAULT_SEGMENT_SIZE,
+        ge=MIN_SEGMENT_SIZE,
+        description="`journal` segment size of journals created from now on (existing ones "
+        "keep theirs)",
+    )
+
+    java_version: JavaVersion = Field(
+        default=DEFAULT_JAVA_VERSION,
+        description="Java release (17, 21 or 25) of the Scala services sharing the keyspace: an "
+        "id's `metajournal` bucket hashes its Java lower case, which follows that Java's Unicode "
+        "version (docs/cassandra-schema.md)",
+    )
+
+    @field_validator("java_version", mode="before")
+    @classmethod
+    def _java_version_number(cls, value: object) -> object:
+        # Environment variables arrive as text; the Literal only accepts the numbers.
+        if isinstance(value, str) and value.strip().isdecimal():
+            return int(value)
+        return value
+
+    @field_validator("contact_points", mode="before")
+    @classmethod
+    def _split_contact_points(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("contact_points")
+    @classmethod
+    def _some_contact_points(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("at least one contact point is needed")
+        return value
+
+    @field_validator("keyspace")
+    @classmethod
+    def _valid_keyspace(cls, value: str) -> str:
+        return validate_cql_name(value)
+
+    @model_validator(mode="after")
+    def _credentials_together(self) -> Self:
+        if (self.username is None) != (self.password is None):
+            raise ValueError("set both username and password, or neither")
+        return self
+
+    @property
+    def names(self) -> TableNames:
+        """The keyspace and its tables' names."""
+        return TableNames.of(self.keyspace, self.tables)

@@ -1,0 +1,74 @@
+"""The `conflicts` table (kjournal's own): duplicates whose content differed from the event kept.
+
+Per journal (topic, id), ordered by the dropped record's (partition, offset) and seqNr: where the
+dropped event was, and where the event the journal keeps is (kjournal.replicate explains the
+duplicate rule).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any, Final
+
+from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.tables import TableDef
+from kjournal.model import PartitionOffset, seq_nr
+from kjournal.model.conflict import Conflict
+
+__all__ = ["COLUMNS", "CONFLICTS", "conflict_from_row", "insert_cql", "insert_values", "select_cql"]
+
+CONFLICTS = TableDef(
+    columns=(
+        ("topic", "text"),
+        ("id", "text"),
+        ("partition", "int"),
+        ("offset", "bigint"),
+        ("seq_nr", "bigint"),
+        ("kept_partition", "int"),
+        ("kept_offset", "bigint"),
+        ("detected_at", "timestamp"),
+    ),
+    partition_key=("topic", "id"),
+    clustering=("partition", "offset", "seq_nr"),
+)
+
+COLUMNS: Final = tuple(name for name, _ in CONFLICTS.columns)
+
+
+def insert_cql(tables: TableNames) -> str:
+    columns = ", ".join(COLUMNS)
+    marks = ", ".join("?" for _ in COLUMNS)
+    return f"INSERT INTO {tables.qualified(tables.conflicts)} ({columns}) VALUES ({marks})"
+
+
+def select_cql(tables: TableNames) -> str:
+    """A journal's conflicts, oldest first; binds (topic, id, limit)."""
+    return (
+        f"SELECT {', '.join(COLUMNS)} FROM {tables.qualified(tables.conflicts)} "
+        "WHERE topic = ? AND id = ? LIMIT ?"
+    )
+
+
+def insert_values(conflict: Conflict) -> tuple[Any, ...]:
+    return (
+        conflict.topic,
+        conflict.id,
+        conflict.dropped.partition,
+        conflict.dropped.offset,
+        conflict.seq_nr,
+        conflict.kept.partition,
+        conflict.kept.offset,
+        conflict.detected_at,
+    )
+
+
+def conflict_from_row(row: tuple[Any, ...]) -> Conflict:
+    topic, id_, partition, offset, seq, kept_partition, kept_offset, detected_at = row
+    return Conflict(
+        topic=topic,
+        id=id_,
+        seq_nr=seq_nr(seq),
+        dropped=PartitionOffset(partition, offset),
+        kept=PartitionOffset(kept_partition, kept_offset),
+        detected_at=detected_at.replace(tzinfo=UTC),
+    )

@@ -1,0 +1,212 @@
+"""The `metajournal` table: one head per journal, in buckets (`segment`) of the topic.
+
+Its definition, its statements and the head's row codec. Which bucket holds a journal is
+segments.py's `metajournal_bucket`; a journal's head may sit in the current layout (10 000
+buckets) or the old one (100).
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import date
+from typing import Any, Final
+
+from cassandra.query import UNSET_VALUE
+from cassandra.util import Date, Duration
+
+from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements.journal import unset_if_none
+from kjournal.cassandra.tables import TableDef
+from kjournal.errors import FormatError, InvalidDuration, InvalidSeqNr
+from kjournal.model import ExpireAfter, PartitionOffset, seq_nr
+from kjournal.model.head import MIN_SEGMENT_SIZE, Expiry, JournalHead
+
+__all__ = [
+    "HEAD_COLUMNS",
+    "HEAD_INSERT_COLUMNS",
+    "METAJOURNAL",
+    "HeadUpdate",
+    "delete_cql",
+    "expire_after_from_duration",
+    "expire_after_to_duration",
+    "head_select_cql",
+    "heads_select_cql",
+    "ids_select_cql",
+    "insert_cql",
+    "journal_head_from_row",
+    "journal_head_values",
+    "update_cql",
+    "update_shapes",
+]
+
+_NANOS_PER_DAY: Final = 86_400_000_000_000
+
+METAJOURNAL = TableDef(
+    columns=(
+        ("id", "text"),
+        ("topic", "text"),
+        ("segment", "bigint"),
+        ("partition", "int"),
+        ("offset", "bigint"),
+        ("segment_size", "int"),
+        ("seq_nr", "bigint"),
+        ("delete_to", "bigint"),
+        ("created", "timestamp"),
+        ("created_date", "date"),
+        ("updated", "timestamp"),
+        ("expire_after", "duration"),
+        ("expire_on", "date"),
+        ("record_id", "uuid"),
+        ("origin", "text"),
+        ("properties", "map<text, text>"),
+        ("metadata", "text"),
+    ),
+    partition_key=("topic", "segment"),
+    clustering=("id",),
+    indexes=("created_date", "expire_on"),
+)
+
+HEAD_COLUMNS: Final = (
+    "partition",
+    "offset",
+    "segment_size",
+    "seq_nr",
+    "delete_to",
+    "expire_after",
+    "expire_on",
+    "record_id",
+)
+
+
+def head_select_cql(tables: TableNames) -> str:
+    """The head of one journal in one bucket; binds (topic, segment, id)."""
+    return (
+        f"SELECT {', '.join(HEAD_COLUMNS)} "
+        f"FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment = ? AND id = ?"
+    )
+
+
+def expire_after_to_duration(value: ExpireAfter) -> Duration:
+    """A Cassandra `duration` as the Scala library writes it: 0 months, whole days, rest nanos."""
+    days, nanos = divmod(value.nanos, _NANOS_PER_DAY)
+    return Duration(0, days, nanos)
+
+
+def expire_after_from_duration(value: Duration) -> ExpireAfter:
+    if value.months:
+        raise FormatError(f"expire_after of {value.months} months has no fixed length")
+    try:
+        return ExpireAfter(value.days * _NANOS_PER_DAY + value.nanoseconds)
+    except InvalidDuration as exc:
+        raise FormatError(f"invalid expire_after: {exc}") from exc
+
+
+def journal_head_from_row(row: tuple[Any, ...]) -> JournalHead:
+    """A `HEAD_COLUMNS` row as a JournalHead."""
+    partition, offset, segment_size, seq, delete_to, expire_after, expire_on, record_id = row
+    try:
+        if segment_size is None or segment_size < MIN_SEGMENT_SIZE:
+            raise ValueError(f"segment_size {segment_size} is below {MIN_SEGMENT_SIZE}")
+        expiry = None
+        if expire_after is not None and expire_on is not None:
+            expiry = Expiry(expire_after_from_duration(expire_after), _as_date(expire_on))
+        return JournalHead(
+            partition_offset=PartitionOffset(partition, offset),
+            segment_size=segment_size,
+            seq_nr=seq_nr(seq),
+            delete_to=None if delete_to is None else seq_nr(delete_to),
+            expiry=expiry,
+            record_id=record_id,
+        )
+    except (ValueError, TypeError, InvalidSeqNr) as exc:
+        raise FormatError(f"metajournal row cannot be decoded: {exc}") from exc
+
+
+def journal_head_values(head: JournalHead) -> tuple[Any, ...]:
+    """`HEAD_COLUMNS` bind values for a head (absent ones UNSET)."""
+    expiry = head.expiry
+    return (
+        head.partition_offset.partition,
+        head.partition_offset.offset,
+        head.segment_size,
+        head.seq_nr,
+        unset_if_none(head.delete_to),
+        UNSET_VALUE if expiry is None else expire_after_to_duration(expiry.after),
+        UNSET_VALUE if expiry is None else expiry.on,
+        unset_if_none(head.record_id),
+    )
+
+
+def _as_date(value: Date | date) -> date:
+    return value if isinstance(value, date) else value.date()
+
+
+HEAD_INSERT_COLUMNS: Final = (
+    "topic",
+    "segment",
+    "id",
+    *HEAD_COLUMNS,
+    "created",
+    "created_date",
+    "updated",
+    "origin",
+)
+
+
+def heads_select_cql(tables: TableNames) -> str:
+    """Heads of many journals of one topic at once; binds (topic, [segments], [ids]).
+
+    Columns: segment, id, then `HEAD_COLUMNS`.
+    """
+    return (
+        f"SELECT segment, id, {', '.join(HEAD_COLUMNS)} "
+        f"FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment IN ? AND id IN ?"
+    )
+
+
+def insert_cql(tables: TableNames) -> str:
+    """A new head; binds `HEAD_INSERT_COLUMNS`."""
+    columns = ", ".join(HEAD_INSERT_COLUMNS)
+    marks = ", ".join("?" for _ in HEAD_INSERT_COLUMNS)
+    return f"INSERT INTO {tables.qualified(tables.metajournal)} ({columns}) VALUES ({marks})"
+
+
+def delete_cql(tables: TableNames) -> str:
+    """One head; binds (topic, segment, id)."""
+    return (
+        f"DELETE FROM {tables.qualified(tables.metajournal)} "
+        "WHERE topic = ? AND segment = ? AND id = ?"
+    )
+
+
+def ids_select_cql(tables: TableNames) -> str:
+    """The ids of one bucket of a topic; binds (topic, segment)."""
+    return f"SELECT id FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment = ?"
+
+
+# (seq_nr set, delete_to set, expiry: 0 untouched / 1 set / 2 removed)
+HeadUpdate = tuple[bool, bool, int]
+
+
+def update_shapes() -> list[HeadUpdate]:
+    """Every shape of head UPDATE (so a writer can prepare them all up front)."""
+    return list(itertools.product((False, True), (False, True), range(3)))
+
+
+def update_cql(tables: TableNames, shape: HeadUpdate) -> str:
+    """Move a head to a new position; binds partition, offset, updated, then the shape's values
+    (seq_nr, delete_to, expire_after and expire_on), then (topic, segment, id)."""
+    seq, delete_to, expiry = shape
+    sets = ["partition = ?", "offset = ?", "updated = ?"]
+    if seq:
+        sets.append("seq_nr = ?")
+    if delete_to:
+        sets.append("delete_to = ?")
+    if expiry == 1:
+        sets += ["expire_after = ?", "expire_on = ?"]
+    elif expiry == 2:
+        sets += ["expire_after = null", "expire_on = null"]
+    return (
+        f"UPDATE {tables.qualified(tables.metajournal)} SET {', '.join(sets)} "
+        "WHERE topic = ? AND segment = ? AND id = ?"
+    )

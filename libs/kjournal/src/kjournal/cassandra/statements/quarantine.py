@@ -1,0 +1,127 @@
+"""The `quarantine` table (kjournal's own): Kafka records the replicator did not apply.
+
+Per journal (topic, id), ordered by (partition, offset): the record that could not be decoded,
+and the journal's later records parked behind it (kjournal.replicate explains the policy).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements.journal import unset_if_none
+from kjournal.cassandra.tables import TableDef
+from kjournal.model.quarantine import QuarantinedRecord
+
+__all__ = [
+    "COLUMNS",
+    "QUARANTINE",
+    "first_in_partition_cql",
+    "first_of_journal_cql",
+    "insert_cql",
+    "insert_values",
+    "journals_cql",
+    "quarantined_record_from_row",
+    "select_cql",
+]
+
+QUARANTINE = TableDef(
+    columns=(
+        ("topic", "text"),
+        ("id", "text"),
+        ("partition", "int"),
+        ("offset", "bigint"),
+        ("reason", "text"),
+        ("header", "blob"),
+        ("value", "blob"),
+        ("record_timestamp", "timestamp"),
+        ("quarantined_at", "timestamp"),
+    ),
+    partition_key=("topic", "id"),
+    clustering=("partition", "offset"),
+)
+
+COLUMNS: Final = (
+    "topic",
+    "id",
+    "partition",
+    "offset",
+    "reason",
+    "header",
+    "value",
+    "record_timestamp",
+    "quarantined_at",
+)
+
+# A record without a key is kept under the empty id (the table's key cannot be null).
+_NO_ID: Final = ""
+
+
+def insert_cql(tables: TableNames) -> str:
+    columns = ", ".join(COLUMNS)
+    marks = ", ".join("?" for _ in COLUMNS)
+    return f"INSERT INTO {tables.qualified(tables.quarantine)} ({columns}) VALUES ({marks})"
+
+
+def select_cql(tables: TableNames) -> str:
+    """The oldest quarantined record of one journal; binds (topic, id)."""
+    return (
+        f"SELECT {', '.join(COLUMNS)} FROM {tables.qualified(tables.quarantine)} "
+        "WHERE topic = ? AND id = ? LIMIT 1"
+    )
+
+
+def insert_values(record: QuarantinedRecord) -> tuple[Any, ...]:
+    return (
+        record.topic,
+        _NO_ID if record.id is None else record.id,
+        record.partition,
+        record.offset,
+        record.reason,
+        unset_if_none(record.header),
+        unset_if_none(record.value),
+        unset_if_none(record.timestamp),
+        record.quarantined_at,
+    )
+
+
+def quarantined_record_from_row(row: tuple[Any, ...]) -> QuarantinedRecord:
+    topic, id_, partition, offset, reason, header, value, timestamp, quarantined_at = row
+    return QuarantinedRecord(
+        topic=topic,
+        partition=partition,
+        offset=offset,
+        id=id_ or None,
+        reason=reason or "",
+        header=header,
+        value=value,
+        timestamp=_utc(timestamp),
+        quarantined_at=_utc(quarantined_at) or datetime.fromtimestamp(0, UTC),
+    )
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """The driver returns naive UTC datetimes."""
+    return None if value is None else value.replace(tzinfo=UTC)
+
+
+def journals_cql(tables: TableNames) -> str:
+    """Every quarantined journal, as (topic, id): a scan, over a normally tiny table."""
+    return f"SELECT DISTINCT topic, id FROM {tables.qualified(tables.quarantine)}"
+
+
+def first_of_journal_cql(tables: TableNames) -> str:
+    """(partition, offset) of a journal's first quarantined record; binds (topic, id)."""
+    return (
+        f"SELECT partition, offset FROM {tables.qualified(tables.quarantine)} "
+        "WHERE topic = ? AND id = ? LIMIT 1"
+    )
+
+
+def first_in_partition_cql(tables: TableNames) -> str:
+    """The first quarantined offset of a journal in one partition; binds (topic, id, partition)."""
+    return (
+        f"SELECT offset FROM {tables.qualified(tables.quarantine)} "
+        "WHERE topic = ? AND id = ? AND partition = ? LIMIT 1"
+    )

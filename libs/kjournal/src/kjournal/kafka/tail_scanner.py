@@ -1,0 +1,136 @@
+"""Reading one journal's unreplicated tail out of its partition, and partitions' offsets."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Sequence
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from kjournal.kafka.consumer_pool import ConsumerPool
+from kjournal.kafka.errors import kafka_errors
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.topics import TopicPartitions
+from kjournal.metrics import Metrics, NoopMetrics
+from kjournal.model import ActionRecord, Key
+from kjournal.tail import Tail, TailBuilder
+from kjournal.wire.partitioner import partition_for
+from kjournal.wire.record import ConsumedRecord, decode_action_record
+
+_POLL_BYTES = 1 << 20  # record bytes materialized per poll, roughly
+_FIRST_POLL_RECORDS = 4  # before record sizes are known
+
+
+class KafkaTailScanner:
+    """Scans offsets [start, end) of the key's partition, comparing record keys before parsing.
+
+    Implements `tail.PartitionOffsets`, `tail.TailScanner` and
+    `replication_status.OffsetsSource`.
+    """
+
+    def __init__(
+        self,
+        pool: ConsumerPool,
+        topics: TopicPartitions,
+        settings: ConsumerPoolSettings,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self._pool = pool
+        self._topics = topics
+        self._poll_timeout_ms = settings.poll_timeout_ms
+        self._max_poll_records = settings.max_poll_records
+        self._payload_budget = settings.scan_payload_budget_bytes
+        self._metrics = metrics or NoopMetrics()
+
+    async def partition(self, key: Key) -> int:
+        return partition_for(key.id.encode(), await self._topics.count(key.topic))
+
+    async def tail(self, key: Key, partition: int, start: int, end: int) -> Tail:
+        """This journal's actions in [start, end); payloads beyond the byte budget are dropped
+        (and read again, streaming, when their events are needed)."""
+        builder = TailBuilder(start, end, self._payload_budget)
+        async for record in self.actions(key, partition, start, end):
+            builder.add(record)
+        return builder.build()
+
+    async def end_offset(self, topic: str, partition: int) -> int:
+        """The offset the next record will get (ListOffsets latest; writes nothing)."""
+        tp = TopicPartition(topic, partition)
+        async with self._pool.acquire() as consumer:
+            started = time.perf_counter()
+            with kafka_errors(topic):
+                ends = await consumer.end_offsets([tp])
+            self._metrics.observe(
+                "kjournal_kafka_end_offset_seconds", time.perf_counter() - started
+            )
+        return int(ends[tp])
+
+    async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """(beginning, end) offset of each partition: what Kafka still holds (writes nothing)."""
+        tps = [TopicPartition(topic, partition) for partition in partitions]
+        async with self._pool.acquire() as consumer:
+            with kafka_errors(topic):
+                beginnings = await consumer.beginning_offsets(tps)
+                ends = await consumer.end_offsets(tps)
+        return {tp.partition: (int(beginnings[tp]), int(ends[tp])) for tp in tps}
+
+    async def actions(
+        self, key: Key, partition: int, start: int, end: int
+    ) -> AsyncIterator[ActionRecord]:
+        """This journal's actions at offsets start ≤ offset < end, in order; others are skipped
+        by key bytes, so their headers and payloads are never parsed."""
+        if start >= end:
+            return
+        tp = TopicPartition(key.topic, partition)
+        wanted = key.id.encode()
+        async with self._pool.acquire() as consumer:
+            consumer.assign([tp])
+            seek_started = time.perf_counter()
+            consumer.seek(tp, start)
+            self._metrics.observe("kjournal_kafka_seek_seconds", time.perf_counter() - seek_started)
+            async for record in self._scan(consumer, tp, end, wanted):
+                action = decode_action_record(record)
+                if action is not None:
+                    yield action
+
+    async def _scan(
+        self, consumer: AIOKafkaConsumer, tp: TopicPartition, end: int, wanted: bytes
+    ) -> AsyncIterator[ConsumedRecord]:
+        position = -1
+        scanned = 0
+        max_records = min(_FIRST_POLL_RECORDS, self._max_poll_records)
+        while position < end - 1:
+            poll_started = time.perf_counter()
+            with kafka_errors(tp.topic):
+                # Fetches are bounded by compressed bytes; bounding the records materialized per
+                # poll (sized from the last poll's records) bounds the memory they take.
+                batch = await consumer.getmany(
+                    tp, timeout_ms=self._poll_timeout_ms, max_records=max_records
+                )
+            self._metrics.observe("kjournal_kafka_poll_seconds", time.perf_counter() - poll_started)
+            records = batch.get(tp, [])
+            if not records:
+                with kafka_errors(tp.topic):
+                    if await consumer.position(tp) >= end:
+                        break
+                continue
+            polled_bytes = 0
+            for record in records:
+                polled_bytes += len(record.value or b"")
+                position = record.offset
+                if position >= end:
+                    break
+                scanned += 1
+                if record.key == wanted:
+                    yield ConsumedRecord(
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        offset=record.offset,
+                        key=record.key,
+                        value=record.value,
+                        headers=record.headers,
+                        timestamp_ms=record.timestamp,
+                    )
+            average = max(1, polled_bytes // len(records))
+            max_records = max(1, min(self._max_poll_records, _POLL_BYTES // average))
+        self._metrics.increment("kjournal_kafka_tail_records_scanned_total", scanned)

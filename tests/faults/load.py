@@ -1,0 +1,124 @@
+"""The load of a fault scenario: journals appended to by clients that retry, as real clients do,
+and a ledger of every append the writer acknowledged.
+
+Each journal has one writer task (the single-writer principle): it appends its next events and,
+when the client gives up (its 30 s retry budget spent), sends the same append again until it is
+acknowledged or the scenario's deadline passes. Some tasks also resend an acknowledged append
+(a client that timed out after the writer had answered) or overlap it with the next one. Every
+HTTP answer ≥ 400 and every transport error is counted, retried or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import httpx
+from kjournal.client import AsyncClient
+from kjournal.errors import KJournalError, UnknownTopic
+from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+
+__all__ = ["CountingTransport", "JournalLoad", "Ledger", "payload_of"]
+
+
+def payload_of(key: Key, seq_nr: int, pad: int = 40) -> JsonValue:
+    """What the load writes as event `seq_nr` of `key`: the checker knows it without a copy."""
+    return {"journal": key.id, "seqNr": seq_nr, "pad": "p" * pad}
+
+
+@dataclass
+class Ledger:
+    acknowledged: dict[Key, dict[int, JsonValue]] = field(default_factory=dict)
+    unacknowledged: dict[Key, set[int]] = field(default_factory=dict)  # sent, never answered 201
+    errors: Counter[str] = field(default_factory=Counter)  # every failed attempt, by status
+    given_up: Counter[str] = field(default_factory=Counter)  # errors the client raised
+
+    def acknowledge(self, key: Key, events: list[Event]) -> None:
+        journal = self.acknowledged.setdefault(key, {})
+        for event in events:
+            assert isinstance(event.payload, JsonPayload)
+            journal[int(event.seq_nr)] = event.payload.value
+            self.unacknowledged.get(key, set()).discard(int(event.seq_nr))
+
+    def leave_unacknowledged(self, key: Key, events: list[Event]) -> None:
+        self.unacknowledged.setdefault(key, set()).update(int(e.seq_nr) for e in events)
+
+    @property
+    def acknowledged_events(self) -> int:
+        return sum(len(journal) for journal in self.acknowledged.values())
+
+
+class CountingTransport(httpx.AsyncBaseTransport):
+    """httpx's transport, counting each answer ≥ 400 (by status) and each transport error (by
+    type) into `errors`: the failures the client's retries hide."""
+
+    def __init__(self, errors: Counter[str]) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self._errors = errors
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx.TransportError as exc:
+            self._errors[type(exc).__name__] += 1
+            raise
+        if response.status_code >= 400:
+            self._errors[str(response.status_code)] += 1
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@dataclass
+class JournalLoad:
+    """One journal's writer: appends of 1..`max_batch` events every `pause_s` until `stop`."""
+
+    client: AsyncClient
+    key: Key
+    ledger: Ledger
+    give_up_at: float  # time.monotonic(): an append still failing then stays unacknowledged
+    max_batch: int = 3
+    pause_s: float = 0.05
+    resend_every: int = 0  # resend every n-th acknowledged append as it was (0: never)
+    overlap_every: int = 0  # every n-th append repeats the last acknowledged event (0: never)
+    seed: int = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        rng = random.Random(f"{self.key.id}/{self.seed}")
+        next_seq_nr, appends = 1, 0
+        last: list[Event] = []
+        while not stop.is_set() and time.monotonic() < self.give_up_at:
+            appends += 1
+            size = rng.randint(1, self.max_batch)
+            events = [self._event(n) for n in range(next_seq_nr, next_seq_nr + size)]
+            if self.overlap_every and last and appends % self.overlap_every == 0:
+                events = [last[-1], *events]
+            if not await self.deliver(events):
+                return
+            next_seq_nr = int(events[-1].seq_nr) + 1
+            last = events
+            if self.resend_every and appends % self.resend_every == 0:
+                await self.deliver(events)  # identical: the journal must read it once
+            await asyncio.sleep(self.pause_s)
+
+    def _event(self, seq_nr: int) -> Event:
+        return Event(SeqNr(seq_nr), payload=JsonPayload(payload_of(self.key, seq_nr)))
+
+    async def deliver(self, events: list[Event]) -> bool:
+        """Append until acknowledged (True), or False: the deadline passed or the topic is gone."""
+        while True:
+            try:
+                await self.client.append(self.key, events)
+            except KJournalError as exc:
+                self.ledger.given_up[type(exc).__name__] += 1
+                if isinstance(exc, UnknownTopic) or time.monotonic() >= self.give_up_at:
+                    self.ledger.leave_unacknowledged(self.key, events)
+                    return False
+                await asyncio.sleep(0.5)
+            else:
+                self.ledger.acknowledge(self.key, events)
+                return True

@@ -1,0 +1,126 @@
+"""The fault suite's own platform: Kafka, Cassandra, the writer, reader and replicator on free
+loopback ports with their own state directory, and the faults (SIGKILL, SIGSTOP) done to them.
+
+It is never a developer's running `kjournal-dev up` platform: killing that broker would be rude.
+Whatever is killed comes back through `Platform.up`, the same restart `scripts/dev up` does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from kjournal_dev.config import DevConfig
+from kjournal_dev.platform import Endpoints, Platform
+from kjournal_dev.process import is_running
+from kjournal_dev.state import PlatformState
+
+KAFKA, CASSANDRA, WRITER, READER, REPLICATOR = (
+    "kafka",
+    "cassandra",
+    "writer",
+    "reader",
+    "replicator",
+)
+TOPIC = "journal_faults"
+DOOMED_TOPIC = "journal_faults_doomed"  # deleted by one scenario while the replicator runs
+
+
+def _free_ports(count: int) -> list[int]:
+    with ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
+
+
+def fault_config(state_dir: Path) -> DevConfig:
+    """The developer's KJOURNAL_DEV_* settings (cache, Java, heaps), with ports, state, topics
+    and keyspace of the fault suite's own."""
+    kafka, controller, cql, storage, writer, reader, replicator = _free_ports(7)
+    return DevConfig.from_env().model_copy(
+        update={
+            "state_dir": state_dir,
+            "kafka_port": kafka,
+            "kafka_controller_port": controller,
+            "cassandra_port": cql,
+            "cassandra_storage_port": storage,
+            "writer_port": writer,
+            "reader_port": reader,
+            "replicator_port": replicator,
+            "topics": (TOPIC, DOOMED_TOPIC),
+            "partitions": 4,
+            "keyspace": "journal_faults",
+        }
+    )
+
+
+@dataclass
+class FaultPlatform:
+    platform: Platform
+    endpoints: Endpoints
+
+    @property
+    def config(self) -> DevConfig:
+        return self.platform.config
+
+    def url(self, service: str) -> str:
+        return self.endpoints.services[service]
+
+    def _state(self) -> PlatformState:
+        state = PlatformState.load(self.config.state_file)
+        assert state is not None, "the fault platform is not up"
+        return state
+
+    def pid(self, name: str) -> int:
+        return self._state().components[name].pid
+
+    def restarts(self, name: str) -> int:
+        return self._state().components[name].restarts
+
+    def all_restarts(self) -> dict[str, int]:
+        return {name: c.restarts for name, c in self._state().components.items()}
+
+    def log(self, name: str) -> Path:
+        return Path(self._state().components[name].log_file)
+
+    def running(self, name: str) -> bool:
+        component = self._state().components[name]
+        return is_running(component.pid, component.marker)
+
+    def kill(self, name: str) -> None:
+        """SIGKILL the component's whole process group (the replicator's JVM with its driver),
+        as a node or pod dies: no shutdown hook runs."""
+        pid = self.pid(name)
+        os.killpg(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while is_running(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not is_running(pid), f"{name} (pid {pid}) survived SIGKILL"
+
+    @contextmanager
+    def frozen(self, name: str) -> Iterator[None]:
+        """SIGSTOP the component for the block (a stalled node: connections open, no answers)."""
+        pid = self.pid(name)
+        os.killpg(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.killpg(pid, signal.SIGCONT)
+
+    def restart(self) -> None:
+        """`kjournal-dev up`: whatever died comes back on its data; waits until all answer."""
+        self.endpoints = self.platform.up(with_services=True)
+
+    def checkpoint(self) -> Path:
+        return Path(self.endpoints.data_dir) / REPLICATOR / "checkpoint"
+
+    def forget_checkpoint(self) -> None:
+        shutil.rmtree(self.checkpoint(), ignore_errors=True)

@@ -1,0 +1,379 @@
+"""Faults under load: nothing acknowledged is lost, doubled or reordered, and no journal becomes
+unreadable, whatever dies or stalls.
+
+Each scenario runs the load (tests/faults/load.py) on fresh journals, does its fault halfway,
+lets the load go on, then reads every journal right away and again once the replicator has
+caught up (tests/faults/invariants.py counts both). Its row of the table printed at the end of
+the session must be zeros in the missing, duplicated, out-of-order, wrong-payload, unreadable
+and before≠after columns. Each scenario is bounded in time: `SCENARIO_LIMIT_S`, and a load that
+gives up on an append `LOAD_GIVE_UP_S` after it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from kjournal.client import AsyncClient, RetryPolicy
+from kjournal.errors import KJournalError
+from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+from kjournal_dev.topics import delete_topics
+
+from tests.faults.invariants import ReadEvents, Reads, Tally, tally
+from tests.faults.load import CountingTransport, JournalLoad, Ledger, payload_of
+from tests.faults.platform import (
+    CASSANDRA,
+    DOOMED_TOPIC,
+    KAFKA,
+    READER,
+    REPLICATOR,
+    TOPIC,
+    WRITER,
+    FaultPlatform,
+)
+
+SCENARIO_LIMIT_S = 420.0
+pytestmark = [
+    pytest.mark.faults,
+    pytest.mark.kafka,
+    pytest.mark.cassandra,
+    pytest.mark.spark,
+    pytest.mark.timeout(SCENARIO_LIMIT_S + 60),
+]
+
+LOAD_GIVE_UP_S = 240.0
+REPLICATION_LIMIT_S = 240.0
+JOURNALS = 8
+READS = RetryPolicy(budget_s=120.0)  # the checker's reads wait out any recovery still going on
+
+Fault = Callable[[], Awaitable[None]]
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _scenario(
+    fp: FaultPlatform,
+    tallies: list[Tally],
+    name: str,
+    fault: Fault,
+    *,
+    recover: Fault = _nothing,
+    warmup_s: float = 6.0,
+    after_s: float = 6.0,
+    resend_every: int = 0,
+    overlap_every: int = 0,
+    topics: tuple[str, ...] = (TOPIC,),
+    checked_topics: tuple[str, ...] = (TOPIC,),
+) -> tuple[Tally, Ledger, list[Key]]:
+    """Load, fault, load, read, `recover`, wait for replication, read: the scenario's tally,
+    appended to the table (and asserted clean by the caller, after its own checks)."""
+
+    async def run() -> tuple[Tally, Ledger, list[Key]]:
+        ledger = Ledger()
+        restarts = fp.all_restarts()
+        slug = name.replace(" ", "-")
+        keys = [Key(topic, f"{slug}-{n}") for topic in topics for n in range(JOURNALS)]
+        give_up_at = time.monotonic() + LOAD_GIVE_UP_S
+        transport = CountingTransport(ledger.errors)
+        async with AsyncClient(fp.url(WRITER), fp.url(READER), transport=transport) as client:
+            stop = asyncio.Event()
+            loads = [
+                JournalLoad(
+                    client,
+                    key,
+                    ledger,
+                    give_up_at,
+                    pause_s=0.1,
+                    resend_every=resend_every,
+                    overlap_every=overlap_every,
+                )
+                for key in keys
+            ]
+            tasks = [asyncio.create_task(load.run(stop)) for load in loads]
+            await asyncio.sleep(warmup_s)
+            await fault()
+            await asyncio.sleep(after_s)
+            stop.set()
+            await asyncio.gather(*tasks)
+        checked = [key for key in keys if key.topic in checked_topics]
+        before = await read_journals(fp, checked)
+        await recover()
+        await wait_replicated(fp, checked_topics)
+        after = await read_journals(fp, checked)
+        acknowledged = {key: ledger.acknowledged.get(key, {}) for key in checked}
+        unacknowledged = sum(len(ledger.unacknowledged.get(key, ())) for key in checked)
+        result = tally(name, acknowledged, before, after, ledger.errors, unacknowledged)
+        result.restarted = _restarted(restarts, fp.all_restarts())
+        tallies.append(result)
+        return result, ledger, keys
+
+    async def bounded() -> tuple[Tally, Ledger, list[Key]]:
+        async with asyncio.timeout(SCENARIO_LIMIT_S):
+            return await run()
+
+    return asyncio.run(bounded())
+
+
+def _restarted(before: dict[str, int], after: dict[str, int]) -> str:
+    return ", ".join(
+        f"{name}×{count - before.get(name, 0)}"
+        for name, count in after.items()
+        if count > before.get(name, 0)
+    )
+
+
+async def read_journals(fp: FaultPlatform, keys: list[Key]) -> Reads:
+    reads: dict[Key, ReadEvents | Exception] = {}
+    async with AsyncClient(reader_url=fp.url(READER), retry=READS, timeout=30) as client:
+        for key in keys:
+            try:
+                reads[key] = [
+                    (int(r.event.seq_nr), _payload_value(r.event)) async for r in client.read(key)
+                ]
+            except KJournalError as exc:
+                reads[key] = exc
+    return reads
+
+
+def _payload_value(event: Event) -> JsonValue:
+    assert isinstance(event.payload, JsonPayload), event
+    return event.payload.value
+
+
+async def wait_replicated(fp: FaultPlatform, topics: tuple[str, ...]) -> None:
+    """Until the replicator has every record of `topics` (lag 0), or fail with the lags."""
+    deadline = time.monotonic() + REPLICATION_LIMIT_S
+    lags: dict[str, int] = {}
+    async with AsyncClient(reader_url=fp.url(READER), retry=READS, timeout=30) as client:
+        while time.monotonic() < deadline:
+            lags = {topic: (await client.replication(topic)).lag for topic in topics}
+            if not any(lags.values()):
+                return
+            await asyncio.sleep(1.0)
+    tail = "\n".join(fp.log(REPLICATOR).read_text(errors="replace").splitlines()[-30:])
+    raise AssertionError(f"replication did not catch up in {REPLICATION_LIMIT_S} s: {lags}\n{tail}")
+
+
+def kill(fp: FaultPlatform, name: str, *, forget_checkpoint: bool = False) -> Fault:
+    async def fault() -> None:
+        await asyncio.to_thread(fp.kill, name)
+        if forget_checkpoint:
+            fp.forget_checkpoint()
+
+    return fault
+
+
+def restart(fp: FaultPlatform) -> Fault:
+    async def recover() -> None:
+        await asyncio.to_thread(fp.restart)
+
+    return recover
+
+
+def kill_and_restart(fp: FaultPlatform, name: str, down_s: float) -> Fault:
+    async def fault() -> None:
+        await kill(fp, name)()
+        await asyncio.sleep(down_s)
+        await restart(fp)()
+
+    return fault
+
+
+def _assert_clean(result: Tally) -> None:
+    assert result.acknowledged > 0, "the load acknowledged nothing"
+    assert result.clean, result
+
+
+# --- scenarios, in the order they run (the topic deletion last: it leaves a topic gone) -------
+
+
+def test_duplicate_and_overlapping_appends(
+    faults_platform: FaultPlatform, tallies: list[Tally]
+) -> None:
+    result, _, keys = _scenario(
+        faults_platform,
+        tallies,
+        "duplicate and overlapping appends",
+        _nothing,
+        resend_every=2,
+        overlap_every=3,
+    )
+    _assert_clean(result)
+
+    async def conflicting_resend() -> None:
+        async with AsyncClient(faults_platform.url(WRITER), faults_platform.url(READER)) as client:
+            key = keys[0]
+            other = Event(SeqNr(1), payload=JsonPayload({"not": "the first copy"}))
+            await client.append(key, [other])  # accepted by Kafka, kept out of the journal
+            await wait_replicated(faults_platform, (TOPIC,))
+            status = await client.status(key)
+            assert status is not None
+            assert [int(c.seq_nr) for c in status.conflicts or ()] == [1]
+            first = [r async for r in client.read(key, to=1)]
+            assert _payload_value(first[0].event) == payload_of(key, 1)
+
+    asyncio.run(conflicting_resend())
+
+
+def test_broker_killed_and_restarted(faults_platform: FaultPlatform, tallies: list[Tally]) -> None:
+    kafka_home = Path(faults_platform.endpoints.data_dir) / KAFKA
+    cluster_id = _cluster_id(kafka_home)
+    log_size = faults_platform.log(KAFKA).stat().st_size
+    restarts = faults_platform.restarts(KAFKA)
+    result, _, _ = _scenario(
+        faults_platform,
+        tallies,
+        "broker SIGKILL + restart",
+        kill_and_restart(faults_platform, KAFKA, down_s=5.0),
+    )
+    _assert_clean(result)
+    assert _cluster_id(kafka_home) == cluster_id, "the broker's storage was formatted again"
+    assert faults_platform.log(KAFKA).stat().st_size > log_size, "the broker's log was truncated"
+    assert faults_platform.restarts(KAFKA) == restarts + 1
+
+
+def _cluster_id(kafka_home: Path) -> str:
+    for line in (kafka_home / "data" / "meta.properties").read_text().splitlines():
+        if line.startswith("cluster.id="):
+            return line.split("=", 1)[1]
+    raise AssertionError("no cluster.id in meta.properties")
+
+
+def test_cassandra_frozen_for_30_s(faults_platform: FaultPlatform, tallies: list[Tally]) -> None:
+    async def freeze() -> None:
+        with faults_platform.frozen(CASSANDRA):
+            await asyncio.sleep(30.0)
+        await asyncio.to_thread(faults_platform.restart)  # a replicator that gave up comes back
+
+    _assert_clean(_scenario(faults_platform, tallies, "Cassandra SIGSTOP 30 s", freeze)[0])
+
+
+def test_cassandra_killed_and_restarted(
+    faults_platform: FaultPlatform, tallies: list[Tally]
+) -> None:
+    restarts = faults_platform.restarts(CASSANDRA)
+    result, _, _ = _scenario(
+        faults_platform,
+        tallies,
+        "Cassandra SIGKILL + restart",
+        kill_and_restart(faults_platform, CASSANDRA, down_s=5.0),
+    )
+    _assert_clean(result)
+    assert faults_platform.restarts(CASSANDRA) == restarts + 1
+
+
+def test_replicator_killed_and_restarted_from_its_checkpoint(
+    faults_platform: FaultPlatform, tallies: list[Tally]
+) -> None:
+    # Read while the replicator is down (Cassandra's prefix and the Kafka tail), then restart it.
+    result, _, _ = _scenario(
+        faults_platform,
+        tallies,
+        "replicator SIGKILL + restart",
+        kill(faults_platform, REPLICATOR),
+        recover=restart(faults_platform),
+    )
+    _assert_clean(result)
+
+
+def test_replicator_killed_and_restarted_without_its_checkpoint(
+    faults_platform: FaultPlatform, tallies: list[Tally]
+) -> None:
+    result, _, _ = _scenario(
+        faults_platform,
+        tallies,
+        "replicator SIGKILL, checkpoint lost",
+        kill(faults_platform, REPLICATOR, forget_checkpoint=True),
+        recover=restart(faults_platform),
+    )
+    _assert_clean(result)
+
+
+def test_writer_killed_and_restarted(faults_platform: FaultPlatform, tallies: list[Tally]) -> None:
+    result, _, _ = _scenario(
+        faults_platform,
+        tallies,
+        "writer SIGKILL + restart",
+        kill_and_restart(faults_platform, WRITER, down_s=2.0),
+    )
+    _assert_clean(result)
+
+
+def test_reader_killed_mid_stream_and_the_client_resumes(
+    faults_platform: FaultPlatform, tallies: list[Tally]
+) -> None:
+    fp = faults_platform
+    key = Key(TOPIC, "reader-kill")
+    total, batch, kill_at = 60_000, 500, 5_000
+
+    async def run() -> Tally:
+        ledger = Ledger()
+        restarts = fp.all_restarts()
+        async with AsyncClient(fp.url(WRITER), fp.url(READER)) as client:
+            for first in range(1, total + 1, batch):
+                events = [
+                    Event(SeqNr(n), payload=JsonPayload(payload_of(key, n, pad=200)))
+                    for n in range(first, first + batch)
+                ]
+                await client.append(key, events)
+                ledger.acknowledge(key, events)
+        streamed: ReadEvents = []
+        transport = CountingTransport(ledger.errors)
+        async with AsyncClient(reader_url=fp.url(READER), transport=transport) as client:
+            restart: asyncio.Task[None] | None = None
+            async with contextlib.aclosing(client.read(key)) as stream:
+                async for record in stream:
+                    streamed.append((int(record.event.seq_nr), _payload_value(record.event)))
+                    if len(streamed) == kill_at:
+                        await asyncio.to_thread(fp.kill, READER)
+                        restart = asyncio.create_task(asyncio.to_thread(fp.restart))
+            assert restart is not None
+            await restart
+        assert ledger.errors, "the stream was never cut: the kill came too late to test a resume"
+        await wait_replicated(fp, (TOPIC,))
+        after = await read_journals(fp, [key])
+        result = tally(
+            "reader SIGKILL mid-stream", ledger.acknowledged, {key: streamed}, after, ledger.errors
+        )
+        result.restarted = _restarted(restarts, fp.all_restarts())
+        tallies.append(result)
+        return result
+
+    async def bounded() -> Tally:
+        async with asyncio.timeout(SCENARIO_LIMIT_S):
+            return await run()
+
+    _assert_clean(asyncio.run(bounded()))
+
+
+def test_a_topic_deleted_while_the_replicator_runs(
+    faults_platform: FaultPlatform, tallies: list[Tally]
+) -> None:
+    fp = faults_platform
+    restarts = fp.restarts(REPLICATOR)
+
+    async def delete() -> None:
+        # deleted while being replicated: the replicator has its partitions in hand
+        await wait_replicated(fp, (DOOMED_TOPIC,))
+        await delete_topics(fp.config.kafka_bootstrap, [DOOMED_TOPIC])
+
+    result, _, _ = _scenario(
+        fp,
+        tallies,
+        f"topic {DOOMED_TOPIC} deleted",
+        delete,
+        topics=(TOPIC, DOOMED_TOPIC),
+        after_s=15.0,
+    )
+    _assert_clean(result)
+    assert fp.running(REPLICATOR), "the replicator died when a topic it replicated was deleted"
+    assert fp.restarts(REPLICATOR) == restarts
+    lines = fp.log(REPLICATOR).read_text(errors="replace").splitlines()
+    deleted = [line for line in lines if DOOMED_TOPIC in line and "deleted" in line]
+    assert len(deleted) == 1, deleted

@@ -1,0 +1,127 @@
+"""Schemathesis hooks for fuzzing the writer and reader (loaded by schemathesis.toml).
+
+The schema states every rule a JSON Schema can; the hooks add what it cannot:
+
+* seqNrs strictly increase within an append: a generated list of valid seqNrs is renumbered
+  upwards from its first (an invalid seqNr is left alone, so a negative case stays negative);
+* data to find: a topic matching the schema becomes, for most cases, the test's existing topic
+  (`KJOURNAL_FUZZ_TOPIC`), and an id, for half the cases, the journal the test appended
+  (`KJOURNAL_FUZZ_ID`), so reads reach Cassandra and Kafka rather than a 404;
+* NDJSON answers: every line is an event (or journal id) or the final `problem` line, and each
+  operation answered 2xx at least once in the run.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+import re
+from typing import Any
+
+import schemathesis
+from kjournal.api.schemas import EXACT_FLOAT_LIMIT, EventOut, JournalIdOut, Problem
+from kjournal.model.seq_nr import SEQ_NR_MAX
+from pydantic import BaseModel
+
+TOPIC = os.environ.get("KJOURNAL_FUZZ_TOPIC")
+JOURNAL_ID = os.environ.get("KJOURNAL_FUZZ_ID")
+_TOPIC_SHAPE = re.compile(r"journal[a-zA-Z0-9._-]{0,242}")
+_LINE_MODELS: dict[str, type[BaseModel]] = {
+    "/v1/journals/{topic}/{id}/events": EventOut,
+    "/v1/topics/{topic}/journals": JournalIdOut,
+}
+
+
+def _valid_seq_nr(value: Any) -> bool:
+    if type(value) is float and value.is_integer() and abs(value) < EXACT_FLOAT_LIMIT:
+        value = int(value)
+    return type(value) is int and 1 <= value <= SEQ_NR_MAX
+
+
+_cases = itertools.count()
+
+
+def _increasing(body: Any) -> Any:
+    events = body.get("events") if isinstance(body, dict) else None
+    if not isinstance(events, list) or not events:
+        return body
+    if not all(isinstance(e, dict) and _valid_seq_nr(e.get("seqNr")) for e in events):
+        return body
+    body = copy.deepcopy(body)
+    first = min(int(body["events"][0]["seqNr"]), SEQ_NR_MAX - len(events) + 1)
+    for offset, event in enumerate(body["events"]):
+        event["seqNr"] = first + offset
+    return body
+
+
+def _existing(parameters: dict[str, Any]) -> dict[str, Any]:
+    parameters = dict(parameters)
+    case = next(_cases)
+    topic = parameters.get("topic")
+    if TOPIC and isinstance(topic, str) and _TOPIC_SHAPE.fullmatch(topic) and case % 4:
+        # only a topic the schema accepts is replaced, so that a negative case stays negative
+        parameters["topic"] = TOPIC
+    id_ = parameters.get("id")
+    if JOURNAL_ID and isinstance(id_, str) and 0 < len(id_) <= 1024 and case % 2:
+        parameters["id"] = JOURNAL_ID
+    return parameters
+
+
+@schemathesis.hook
+def before_call(ctx: schemathesis.HookContext, case: schemathesis.Case[Any], kwargs: Any) -> None:
+    """Every phase's request (examples, coverage, fuzzing) passes here just before it is sent."""
+    # Assign only what changed: schemathesis re-judges the negative parts of an assigned container.
+    body = _increasing(case.body)
+    if body is not case.body:
+        case.body = body
+    if isinstance(case.path_parameters, dict):
+        parameters = _existing(case.path_parameters)
+        if parameters != case.path_parameters:
+            case.path_parameters = parameters
+
+
+@schemathesis.check
+def ndjson_lines_conform(
+    ctx: schemathesis.CheckContext, response: schemathesis.Response, case: schemathesis.Case[Any]
+) -> bool | None:
+    """Every complete line of an NDJSON answer is one line model, or the final problem line."""
+    content_type = (response.headers.get("content-type") or [""])[0]
+    if not content_type.startswith("application/x-ndjson"):
+        return None
+    model = _LINE_MODELS[case.operation.path]
+    lines = response.content.split(b"\n")
+    complete = lines[:-1]  # the text after the last newline is empty, or cut short
+    for number, line in enumerate(complete, start=1):
+        document = json.loads(line)
+        if "problem" in document:
+            Problem.model_validate(document["problem"])
+            assert number == len(complete), f"line {number}: a problem line that is not the last"
+        else:
+            model.model_validate(document, strict=False)
+    return True
+
+
+@schemathesis.check
+class EveryOperationSucceedsOnce:
+    """Fail the run if an operation never answered 2xx: then it was never really exercised."""
+
+    def __init__(self) -> None:
+        self.tested: set[str] = set()
+        self.succeeded: set[str] = set()
+
+    def after_response(
+        self,
+        ctx: schemathesis.CheckContext,
+        response: schemathesis.Response,
+        case: schemathesis.Case[Any],
+    ) -> None:
+        label = case.operation.label
+        self.tested.add(label)
+        if 200 <= response.status_code < 300:
+            self.succeeded.add(label)
+
+    def after_run(self, ctx: schemathesis.CheckContext) -> None:
+        never = sorted(self.tested - self.succeeded)
+        assert not never, f"never answered 2xx: {', '.join(never)}"
