@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kjournal_dev.kind.tool import KindTool
@@ -124,20 +125,9 @@ def test_writer_pod_appends_through_dev_kafka_and_reader_reads_it_back(smoke: Ku
     assert [e["seqNr"] for e in _read(smoke, topic, journal, timeout_s=180)] == [1, 2]
 
 
-def test_replicator_image_runs_spark_on_kubernetes_with_executor_pods(
-    smoke: Kubectl, manifests: Path
-):
-    """The driver (client mode, in a pod) asks the API for executors; they run the image's
-    `executor` role and apply what the driver's micro-batch hands them."""
-    smoke("apply", "-f", str(manifests / "replicator.yaml"))
-    smoke("rollout", "status", "deployment/replicator", WAIT)
-    deadline = time.monotonic() + 180
-    while not smoke.json("get", "pods", "-l", "spark-role=executor")["items"]:
-        assert time.monotonic() < deadline, smoke("logs", "deployment/replicator", check=False)[
-            -3000:
-        ]
-        time.sleep(2)
-    smoke("wait", "--for=condition=Ready", "pod", "-l", "spark-role=executor", WAIT)
+def _append_and_wait_replicated(smoke: Kubectl, logs_of: str, timeout_s: float = 180) -> None:
+    """Append one event through the writer, then wait until the reader's replication status shows
+    pointer2 at or past its offset (the replicator stored it in Cassandra)."""
     topic, journal = "journal", f"spark-{uuid.uuid4().hex[:10]}"
     with smoke.port_forward("service/writer", 8080) as port:
         status, answer = http_post_json(
@@ -146,7 +136,7 @@ def test_replicator_image_runs_spark_on_kubernetes_with_executor_pods(
         )
     assert status == 201, answer
     partition = answer["partition"]
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + timeout_s
     row: dict[str, object] = {}
     while True:
         try:
@@ -157,12 +147,65 @@ def test_replicator_image_runs_spark_on_kubernetes_with_executor_pods(
             row = {"error": repr(exc)}
         pointer = row.get("pointer2")
         if isinstance(pointer, int) and pointer >= answer["offset"]:
-            break
-        logs = smoke("logs", "deployment/replicator", check=False)[-3000:]
+            return
+        logs = smoke("logs", logs_of, check=False)[-3000:]
         assert time.monotonic() < deadline, f"not replicated: {row}\n{logs}"
         time.sleep(2)
+
+
+def _wait_for_pods(
+    smoke: Kubectl, selector: str, logs_of: str, timeout_s: float = 180
+) -> list[Any]:
+    """The pods matching `selector`, once there are any (else the tail of `logs_of`'s log)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pods: list[Any] = smoke.json("get", "pods", "-l", selector)["items"]
+        if pods:
+            return pods
+        assert time.monotonic() < deadline, smoke("logs", logs_of, check=False)[-3000:]
+        time.sleep(2)
+
+
+def test_replicator_image_runs_spark_on_kubernetes_with_executor_pods(
+    smoke: Kubectl, manifests: Path
+):
+    """The driver (client mode, in a pod) asks the API for executors; they run the image's
+    `executor` role and apply what the driver's micro-batch hands them."""
+    smoke("apply", "-f", str(manifests / "replicator.yaml"))
+    smoke("rollout", "status", "deployment/replicator", WAIT)
+    _wait_for_pods(smoke, "spark-role=executor", "deployment/replicator")
+    smoke("wait", "--for=condition=Ready", "pod", "-l", "spark-role=executor", WAIT)
+    _append_and_wait_replicated(smoke, "deployment/replicator")
     executors = smoke.json("get", "pods", "-l", "spark-role=executor")["items"]
     assert executors
     assert {c["image"] for pod in executors for c in pod["spec"]["containers"]} == {
         "kjournal/replicator:dev"
     }
+
+
+def test_replicator_image_runs_as_a_cluster_mode_driver_from_spark_submit(
+    smoke: Kubectl, manifests: Path
+):
+    """spark-submit --deploy-mode cluster from a pod: Spark starts the driver pod with the image's
+    `driver` role, the driver its executor pods, and they replicate."""
+    # One replicator at a time: the client-mode one (previous test) goes, with its executors.
+    smoke("delete", "deployment/replicator", "--ignore-not-found", "--wait=true")
+    smoke("wait", "--for=delete", "pod", "-l", "spark-role", WAIT)
+    smoke("apply", "-f", str(manifests / "replicator.yaml"))
+    smoke("scale", "deployment/replicator", "--replicas=0")
+    smoke("apply", "-f", str(manifests / "spark-submit.yaml"))
+    try:
+        smoke("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/spark-submit", WAIT)
+        selector = "kjournal-test=cluster-mode,spark-role=driver"
+        driver = _wait_for_pods(smoke, selector, "pod/spark-submit")[0]
+        name = driver["metadata"]["name"]
+        assert driver["spec"]["containers"][0]["args"][0] == "driver"
+        smoke("wait", "--for=condition=Ready", f"pod/{name}", WAIT)
+        app = driver["metadata"]["labels"]["spark-app-selector"]
+        executors = f"spark-role=executor,spark-app-selector={app}"
+        _wait_for_pods(smoke, executors, f"pod/{name}")
+        smoke("wait", "--for=condition=Ready", "pod", "-l", executors, WAIT)
+        _append_and_wait_replicated(smoke, f"pod/{name}")
+        assert smoke.json("get", "pod", name)["status"]["phase"] == "Running"
+    finally:
+        smoke("delete", "pod", "-l", "kjournal-test=cluster-mode", "--wait=false", check=False)
