@@ -15,7 +15,7 @@ writer's) and, for each concurrency level c:
   seqNrs. Any answer but a 2xx, or a socket error, fails the run.
 * raw: c tasks in this process send the same records (same keys, headers, JSON container,
   partitioner) through one AIOKafkaProducer with the writer's producer settings
-  (`kjournal.kafka.producer.producer_options`: acks=all, idempotent, lz4, linger) and wait for
+  (`kjournal.kafka.producer.producer_options`: acks=all, bounded delivery, lz4, linger) and wait for
   each ack, for 1 s of warm-up and then the measured time.
 
 Prints appends/s, p50 and p99 latency of both and the ratio; for HTTP also the writer's CPU time

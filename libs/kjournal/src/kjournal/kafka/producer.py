@@ -1,4 +1,4 @@
-"""Produces journal actions: idempotent, acks=all, one record per action, partitioned like Java."""
+"""Produces journal actions: acks=all, bounded delivery, one record per action, partitioned like Java."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from types import TracebackType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
 
 from kjournal.errors import OutcomeUnknown, RecordTooLarge
 from kjournal.kafka.errors import kafka_errors
@@ -21,11 +22,24 @@ _RECORD_OVERHEAD = 128
 
 
 def producer_options(settings: KafkaSettings) -> dict[str, Any]:
-    """The `AIOKafkaProducer` keyword arguments of an ActionProducer."""
+    """The `AIOKafkaProducer` keyword arguments of an ActionProducer.
+
+    Delivery is bounded by `delivery_timeout_ms`: aiokafka gives up a batch once it is older
+    than the request timeout and its last request failed, and a request takes at most the
+    request timeout, so with half the delivery timeout for each a record lands within about
+    the delivery timeout of being sent, or never. Idempotence stays off because aiokafka's
+    idempotent producer retries a batch forever; order still holds (aiokafka has one request
+    in flight per partition and puts a failed batch back at the front), and a copy a retry
+    writes twice is dropped by the duplicate rule like any resent append.
+    """
+    request_timeout_ms = max(
+        1_000, min(settings.request_timeout_ms, settings.delivery_timeout_ms // 2)
+    )
     return {
         **settings.aiokafka_options(),
+        "request_timeout_ms": request_timeout_ms,
         "acks": "all",
-        "enable_idempotence": True,
+        "enable_idempotence": False,
         "compression_type": None if settings.compression == "none" else settings.compression,
         "linger_ms": settings.linger_ms,
         "max_request_size": settings.max_record_bytes + 64 * 1024,
@@ -73,8 +87,10 @@ class ActionProducer:
     async def send(self, record: ProducerRecordParts) -> PartitionOffset:
         """Produce and wait for the broker's acknowledgement, at most `delivery_timeout_ms`.
 
-        Beyond it OutcomeUnknown: the idempotent producer goes on retrying what it sent (it
-        cannot be called back), so the record may still land.
+        Beyond it, or when the producer gave the record up after retriable errors, OutcomeUnknown
+        (504): the record may still land while aiokafka finishes the request
+        in flight, but no later than about `delivery_timeout_ms` after it was sent
+        (`producer_options`).
         """
         self.check_size(record)
         partition = await self.partition(record.topic, record.key)
@@ -92,8 +108,17 @@ class ActionProducer:
                         timestamp_ms=record.timestamp_ms,
                         headers=record.headers,
                     )
-                    # shielded: on timeout only the wait stops, not aiokafka's own delivery
-                    sent = await asyncio.shield(delivery)
+                    try:
+                        # shielded: on timeout only the wait stops, not aiokafka's own delivery
+                        sent = await asyncio.shield(delivery)
+                    except KafkaError as exc:
+                        if exc.retriable:
+                            # given up after retries: a request may have reached the broker
+                            raise OutcomeUnknown(
+                                f"Kafka did not acknowledge the record ({exc!r}); it may have "
+                                "been written: retrying is safe"
+                            ) from exc
+                        raise
         except TimeoutError:
             raise OutcomeUnknown(
                 f"Kafka did not acknowledge the record within {timeout_s:g} s; it may still be "

@@ -73,8 +73,8 @@ class KafkaSettings(BaseModel):
         default=15_000,
         ge=1_000,
         description="how long an action may take to be acknowledged; beyond it the writer "
-        "answers outcome-unknown (504), and the producer may still deliver it (a resent append "
-        "is then dropped as a duplicate)",
+        "answers outcome-unknown (504), and the producer gives it up: it lands within about this "
+        "long of being sent or never (a resent append is dropped as a duplicate)",
     )
     metadata_max_age_s: float = Field(
         default=30.0, gt=0, description="how long partition counts are cached"

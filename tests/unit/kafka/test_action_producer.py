@@ -1,0 +1,78 @@
+"""ActionProducer's answers: what the producer gave up after retries is outcome-unknown (the
+broker may hold it), what the broker refused outright is not; and the options that bound
+delivery."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from aiokafka.errors import (
+    KafkaConnectionError,
+    KafkaError,
+    NodeNotReadyError,
+    TopicAuthorizationFailedError,
+)
+from kjournal.errors import KafkaUnavailable, OutcomeUnknown
+from kjournal.kafka.producer import ActionProducer, producer_options
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.wire.record import ProducerRecordParts
+
+RECORD = ProducerRecordParts(topic="journal", key=b"id", value=b"{}", headers=[], timestamp_ms=0)
+
+
+class _FailingDelivery:
+    """Stands in for AIOKafkaProducer: the record is accepted, its delivery fails."""
+
+    def __init__(self, error: KafkaError) -> None:
+        self.error = error
+
+    async def send(self, topic: str, **_: Any) -> asyncio.Future[object]:
+        delivery: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        delivery.set_exception(self.error)
+        return delivery
+
+
+def _send_failing_with(error: KafkaError) -> BaseException:
+    async def run() -> BaseException:
+        producer = ActionProducer.__new__(ActionProducer)  # no real client to leave unclosed
+        producer._settings = KafkaSettings()
+        producer._producer = _FailingDelivery(error)
+
+        async def partition(topic: str, key: bytes) -> int:
+            return 0
+
+        producer.partition = partition  # type: ignore[method-assign]
+        try:
+            await producer.send(RECORD)
+        except Exception as exc:
+            return exc
+        raise AssertionError("the send succeeded")
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("error", [KafkaConnectionError(), NodeNotReadyError()])
+def test_a_record_given_up_after_retriable_errors_is_outcome_unknown(error: KafkaError) -> None:
+    assert isinstance(_send_failing_with(error), OutcomeUnknown)
+
+
+def test_a_record_the_broker_refused_is_not_outcome_unknown() -> None:
+    raised = _send_failing_with(TopicAuthorizationFailedError())
+    assert isinstance(raised, KafkaUnavailable)
+    assert not isinstance(raised, OutcomeUnknown)
+
+
+@pytest.mark.parametrize(
+    ("delivery_ms", "request_ms", "expected"),
+    [(15_000, 30_000, 7_500), (60_000, 30_000, 30_000), (1_000, 30_000, 1_000)],
+)
+def test_requests_take_at_most_half_the_delivery_timeout(
+    delivery_ms: int, request_ms: int, expected: int
+) -> None:
+    settings = KafkaSettings(delivery_timeout_ms=delivery_ms, request_timeout_ms=request_ms)
+    options = producer_options(settings)
+    assert options["request_timeout_ms"] == expected
+    assert options["enable_idempotence"] is False  # aiokafka retries idempotent batches forever
+    assert options["acks"] == "all"
