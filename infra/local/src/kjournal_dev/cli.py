@@ -1,5 +1,5 @@
 """`kjournal-dev up | down | status | logs`: real Kafka and Cassandra, and kjournal's writer and
-reader services, on loopback."""
+reader services, on loopback; `kjournal-dev kind ...` / `images ...`: see kjournal_dev.kind."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
+from kjournal_dev.kind import cli as kind_cli
 from kjournal_dev.platform import CASSANDRA, KAFKA, Platform
 from kjournal_dev.services import SERVICES
 
@@ -133,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     docs.add_argument("--write", action="store_true", help="regenerate the file")
     docs.set_defaults(run=_settings_docs)
+    kind_cli.register(sub)
     return parser
 
 

@@ -73,6 +73,10 @@ def is_running(pid: int, marker: str | None = None) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            # A JVM's main thread may exit while its other threads still shut down: the process
+            # shows as a zombie, yet it runs (and holds its ports) until the last thread ends.
+            if _live_threads(pid):
+                return True
             _reap(pid)
             return False
         if marker is not None:
@@ -80,6 +84,13 @@ def is_running(pid: int, marker: str | None = None) -> bool:
     except (FileNotFoundError, IndexError):
         return False
     return True
+
+
+def _live_threads(pid: int) -> bool:
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
 
 
 def _reap(pid: int) -> None:

@@ -1,0 +1,302 @@
+"""The kind tool's pure parts: the runtime wrapper, settings, the cluster config, the storage
+manifest, progress reporting and the one-line failures. (The whole tool runs for real in
+tests/integration/containers.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import yaml
+from kjournal_dev.cli import build_parser
+from kjournal_dev.config import DevConfig, find_repo_root
+from kjournal_dev.errors import DevError
+from kjournal_dev.kind import cluster, hostnet, images, node_image, packages, progress, toolchain
+from kjournal_dev.kind.engine import lacks_sys_resource
+from kjournal_dev.kind.settings import KindSettings
+from kjournal_dev.kind.tool import require_disk
+
+CAPS = ["CAP_CHOWN", "CAP_SYS_RESOURCE", "CAP_NET_ADMIN"]
+
+
+@pytest.fixture
+def wrapper(tmp_path: Path) -> tuple[Path, Path]:
+    """The runtime wrapper in front of a stand-in runtime that records how it was called."""
+    record = tmp_path / "called.json"
+    runtime = tmp_path / "runtime"
+    runtime.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"json.dump(sys.argv[1:], open({str(record)!r}, 'w'))\n"
+    )
+    runtime.chmod(0o755)
+    source = resources.files("kjournal_dev.kind").joinpath("assets/runc-wrapper.py").read_text()
+    path = tmp_path / "runc-wrapper"
+    path.write_text(source.replace("@REAL_RUNC@", str(runtime)))
+    path.chmod(0o755)
+    return path, record
+
+
+def _spec(capabilities: list[str]) -> dict[str, object]:
+    kinds = ("bounding", "effective", "permitted", "inheritable", "ambient")
+    return {"process": {"capabilities": {kind: list(capabilities) for kind in kinds}}}
+
+
+def test_wrapper_drops_sys_resource_from_a_bundle_and_passes_arguments_through(
+    wrapper: tuple[Path, Path], tmp_path: Path
+):
+    path, record = wrapper
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "config.json").write_text(json.dumps(_spec(CAPS)))
+    args = ["--root", "/run/x", "--log", "/l.json", "create", "--bundle", str(bundle), "id1"]
+    subprocess.run([str(path), *args], check=True)
+    caps = json.loads((bundle / "config.json").read_text())["process"]["capabilities"]
+    assert all(kept == ["CAP_CHOWN", "CAP_NET_ADMIN"] for kept in caps.values())
+    assert json.loads(record.read_text()) == args
+
+
+def test_wrapper_drops_sys_resource_from_an_exec_process_file(
+    wrapper: tuple[Path, Path], tmp_path: Path
+):
+    path, record = wrapper
+    process = tmp_path / "process.json"
+    process.write_text(json.dumps(_spec(CAPS)["process"]))
+    subprocess.run([str(path), "exec", "--process", str(process), "id1"], check=True)
+    caps = json.loads(process.read_text())["capabilities"]
+    assert "CAP_SYS_RESOURCE" not in caps["bounding"]
+    assert json.loads(record.read_text()) == ["exec", "--process", str(process), "id1"]
+
+
+def test_wrapper_leaves_other_commands_alone(wrapper: tuple[Path, Path], tmp_path: Path):
+    path, record = wrapper
+    (tmp_path / "config.json").write_text(json.dumps(_spec(CAPS)))
+    subprocess.run([str(path), "state", "id1"], cwd=tmp_path, check=True)
+    assert "CAP_SYS_RESOURCE" in (tmp_path / "config.json").read_text()
+    assert json.loads(record.read_text()) == ["state", "id1"]
+
+
+@pytest.mark.parametrize(
+    ("bounding", "lacks"), [("000001fffeffffff", True), ("000001ffffffffff", False)]
+)
+def test_lacking_sys_resource_is_read_from_the_bounding_set(
+    tmp_path: Path, bounding: str, lacks: bool
+):
+    status = tmp_path / "status"
+    status.write_text(f"Name:\tx\nCapBnd:\t{bounding}\n")
+    assert lacks_sys_resource(status) is lacks
+
+
+def _settings(tmp_path: Path, state: str = "state", **env: str) -> KindSettings:
+    config = DevConfig.from_env(
+        {
+            "KJOURNAL_DEV_CACHE": str(tmp_path / "cache"),
+            "KJOURNAL_DEV_STATE_DIR": str(tmp_path / state),
+        }
+    )
+    return KindSettings.from_env(config, env)
+
+
+def test_expensive_things_live_in_the_cache_and_running_ones_in_the_state(tmp_path: Path):
+    settings = _settings(tmp_path)
+    cache, state = tmp_path / "cache", tmp_path / "state"
+    for path in (
+        settings.bin_dir,
+        settings.go_root,
+        settings.docker_data_root,
+        settings.rootfs_tar,
+    ):
+        assert path.is_relative_to(cache)
+    for path in (settings.kubeconfig, settings.log_dir):
+        assert path.is_relative_to(state)
+
+
+def test_each_state_dir_has_its_own_short_run_dir(tmp_path: Path):
+    one, other = _settings(tmp_path, "one"), _settings(tmp_path, "other")
+    assert one.run_dir != other.run_dir
+    # unix sockets under it (containerd's included) must fit in 108 bytes
+    assert len(str(one.run_dir / "exec/containerd/containerd-debug.sock")) < 100
+
+
+def test_an_unknown_mode_is_one_clear_error(tmp_path: Path):
+    with pytest.raises(DevError, match="KJOURNAL_DEV_KIND_MODE='online' is not one of"):
+        _settings(tmp_path, KJOURNAL_DEV_KIND_MODE="online")
+    assert _settings(tmp_path, KJOURNAL_DEV_KIND_MODE="offline").mode == "offline"
+
+
+def test_offline_cluster_config_binds_loopback_and_uses_our_images():
+    config = yaml.safe_load(cluster.config_yaml(offline=True, clamp_oom_score_adj=True))
+    assert config["networking"] == {"apiServerAddress": "127.0.0.1", "disableDefaultCNI": True}
+    patch = yaml.safe_load(config["kubeadmConfigPatches"][0])
+    assert patch["etcd"]["local"]["imageTag"] == node_image.ETCD_TAG
+    assert patch["dns"]["imageTag"] == node_image.COREDNS_TAG
+    assert [node["role"] for node in config["nodes"]] == ["control-plane"]
+
+
+def test_standard_node_image_gets_the_oom_score_clamp_only_where_needed():
+    quirky = yaml.safe_load(cluster.config_yaml(offline=False, clamp_oom_score_adj=True))
+    assert "restrict_oom_score_adj = true" in quirky["containerdConfigPatches"][0]
+    assert quirky["networking"] == {"apiServerAddress": "127.0.0.1"}
+    plain = yaml.safe_load(cluster.config_yaml(offline=False, clamp_oom_score_adj=False))
+    assert "containerdConfigPatches" not in plain
+
+
+_STORAGE_GO = """package nodeimage
+
+const storageProvisionerImage = "docker.io/kindest/local-path-provisioner:v1"
+const storageHelperImage = "docker.io/kindest/local-path-helper:v1"
+
+const defaultStorageManifest = `
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - image: ` + storageProvisionerImage + `
+          command: [local-path-provisioner, --helper-image, ` + storageHelperImage + `]
+`
+"""
+
+
+def _kind_module(tmp_path: Path, source: str) -> Path:
+    folder = tmp_path / "kind" / "pkg/build/nodeimage"
+    folder.mkdir(parents=True)
+    (folder / "const_storage.go").write_text(source)
+    return tmp_path / "kind"
+
+
+def test_storage_manifest_uses_our_images_and_starts_scaled_to_zero(tmp_path: Path):
+    manifest = yaml.safe_load(node_image.storage_manifest(_kind_module(tmp_path, _STORAGE_GO)))
+    spec = manifest["spec"]
+    assert spec["replicas"] == 0
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["image"] == node_image.LOCAL_PATH_IMAGE
+    assert node_image.LOCAL_PATH_HELPER_IMAGE in container["command"]
+
+
+def test_storage_manifest_of_another_shape_is_refused(tmp_path: Path):
+    changed = _STORAGE_GO.replace("storageHelperImage + `", "helperImage + `")
+    with pytest.raises(DevError, match="storage manifest changed shape"):
+        node_image.storage_manifest(_kind_module(tmp_path, changed))
+
+
+def test_steps_report_a_heartbeat_with_the_logs_last_line(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(progress, "HEARTBEAT_S", 0.2)
+    lines: list[str] = []
+    runner = progress.Progress(lines.append, tmp_path)
+    runner.run("building thing", ["sh", "-c", "echo compiling part one; sleep 0.9"], "thing")
+    assert lines[0] == "building thing ..."
+    assert any(
+        line.startswith("  building thing: 0.") and "compiling part one" in line for line in lines
+    )
+    assert lines[-1].startswith("building thing: done in ")
+
+
+def test_a_failing_step_is_one_line_with_its_log(tmp_path: Path):
+    runner = progress.Progress(lambda line: None, tmp_path)
+    with pytest.raises(DevError) as failure:
+        runner.run("building thing", ["sh", "-c", "echo boom; exit 3"], "thing")
+    message = str(failure.value)
+    assert "\n" not in message
+    assert message.startswith("building thing failed (exit 3) after ")
+    assert message.endswith(f"log: {tmp_path / 'thing.log'}")
+    assert "boom" in (tmp_path / "thing.log").read_text()
+
+
+def test_not_enough_disk_is_one_clear_line(tmp_path: Path):
+    with pytest.raises(DevError, match=r"^not enough disk for the kind toolchain: .* GB free"):
+        require_disk(tmp_path / "not" / "yet", 10**9, "the kind toolchain")
+
+
+def test_skaffold_is_built_only_on_demand():
+    assert "skaffold" not in toolchain.OFFLINE_TOOLS
+    assert "skaffold" not in toolchain.REGISTRY_TOOLS
+    assert {"helm", "kind", "kubectl"} <= {
+        binary for tool in toolchain.tools(toolchain.OFFLINE_TOOLS) for binary in tool.binaries
+    }
+    with pytest.raises(DevError, match="unknown tool 'kwok'"):
+        toolchain.tools(["kwok"])
+
+
+def test_kubernetes_binaries_carry_their_version():
+    flags = toolchain._kubernetes_ldflags("v1.34.4")
+    assert "-X k8s.io/component-base/version.gitVersion=v1.34.4" in flags
+    assert "-X k8s.io/component-base/version.gitMinor=34" in flags
+
+
+def test_engine_directories_are_removed_only_when_they_hold_nothing_of_others(tmp_path: Path):
+    ours = tmp_path / "docker"
+    (ours / "plugins").mkdir(parents=True)
+    (ours / "key.json").write_text("{}")
+    assert hostnet._remove_engine_dir(ours)
+    assert not ours.exists()
+    key = tmp_path / "etc-docker" / "key.json"
+    key.parent.mkdir()
+    key.write_text("{}")
+    assert hostnet._remove_engine_dir(key)
+    assert key.parent.exists()  # the package's directory stays
+    theirs = tmp_path / "containerd"
+    theirs.mkdir()
+    (theirs / "someone-elses.sock").write_text("")
+    assert not hostnet._remove_engine_dir(theirs)
+    assert theirs.exists()
+
+
+def test_image_labels_name_this_revision():
+    labels = images.labels(find_repo_root())
+    assert labels["VERSION"]
+    assert labels["REVISION"] == "unknown" or len(labels["REVISION"].split("-")[0]) == 40
+
+
+def test_cli_has_the_kind_and_images_commands():
+    parser = build_parser()
+    assert parser.parse_args(["kind", "tools", "--with-skaffold"]).with_skaffold
+    assert parser.parse_args(["kind", "load", "writer", "reader"]).images == ["writer", "reader"]
+    assert parser.parse_args(["images", "build"]).images == []
+    with pytest.raises(DevError, match="unknown image 'wirter'"):
+        images.specs(["wirter"])
+
+
+def _pod(name: str, ready: bool) -> dict[str, object]:
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "status": {"containerStatuses": [{"ready": ready}]},
+    }
+
+
+def _deployment(name: str, replicas: int, available: int) -> dict[str, object]:
+    return {
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas},
+        "status": {"availableReplicas": available},
+    }
+
+
+def test_system_pods_count_as_ready_only_when_all_are():
+    assert cluster._pods_ready([_pod("kube-proxy-abc", True)], "kube-proxy-")
+    assert not cluster._pods_ready([_pod("kube-proxy-abc", False)], "kube-proxy-")
+    assert not cluster._pods_ready([], "kube-proxy-")
+    assert cluster._deployment_available([_deployment("coredns", 2, 2)], "coredns")
+    assert not cluster._deployment_available([_deployment("coredns", 2, 1)], "coredns")
+    # scaled to zero (our storage manifest before kube-proxy runs) is not "available"
+    assert not cluster._deployment_available(
+        [_deployment("local-path-provisioner", 0, 0)], "local-path-provisioner"
+    )
+
+
+def test_an_engine_that_cannot_be_installed_is_one_clear_line(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr("kjournal_dev.kind.packages.shutil.which", lambda name: None)
+    runner = progress.Progress(lambda line: None, tmp_path)
+    with pytest.raises(DevError) as failure:
+        packages.ensure(runner, {"docker.io": tmp_path / "no-dockerd"}, "the Docker engine")
+    assert str(failure.value) == (
+        "the Docker engine needs docker.io, which is not installed and cannot be installed here "
+        "(no apt-get): install it, then run again"
+    )
