@@ -110,6 +110,8 @@ class DevConfig(BaseModel):
     writer_port: int = _port(8081, "writer service port")
     reader_port: int = _port(8082, "reader service port")
     replicator_port: int = _port(9400, "replicator's health and metrics port")
+    otlp_grpc_port: int = _port(4317, "OpenTelemetry Collector's OTLP/gRPC port")
+    otlp_http_port: int = _port(4318, "OpenTelemetry Collector's OTLP/HTTP port (the services')")
     service_timeout_s: int = Field(
         default=60,
         ge=1,

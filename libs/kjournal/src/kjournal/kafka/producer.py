@@ -1,18 +1,29 @@
-"""Produces journal actions: idempotent, acks=all, one record per action, partitioned like Java."""
+"""Produces journal actions: idempotent, acks=all, one record per action, partitioned like Java.
+
+With tracing on, each record is sent under a PRODUCER span (`send <topic>`) whose W3C context
+travels in the record's headers (kjournal.tracing.record_headers), so the replicator can link its
+work to it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
+from opentelemetry.trace import Span, SpanKind, use_span
+from opentelemetry.util.types import AttributeValue
 
 from kjournal.errors import OutcomeUnknown, RecordTooLarge
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.model import PartitionOffset
+from kjournal.tracing import conventions as sem
+from kjournal.tracing import recording, tracer
+from kjournal.tracing.record_headers import trace_headers
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ProducerRecordParts
 
@@ -60,24 +71,57 @@ class ActionProducer:
     async def partition(self, topic: str, key: bytes) -> int:
         return partition_for(key, await self._topics.count(topic))
 
-    def check_size(self, record: ProducerRecordParts) -> None:
+    def check_size(
+        self, record: ProducerRecordParts, headers: list[tuple[str, bytes]] | None = None
+    ) -> None:
         size = (
             len(record.key)
             + len(record.value or b"")
-            + sum(len(k) + len(v) for k, v in record.headers)
+            + sum(len(k) + len(v) for k, v in (record.headers if headers is None else headers))
             + _RECORD_OVERHEAD
         )
         if size > self._settings.max_record_bytes:
             raise RecordTooLarge(size, self._settings.max_record_bytes)
 
-    async def send(self, record: ProducerRecordParts) -> PartitionOffset:
+    async def send(
+        self,
+        record: ProducerRecordParts,
+        span_attributes: Mapping[str, AttributeValue] | None = None,
+    ) -> PartitionOffset:
         """Produce and wait for the broker's acknowledgement, at most `delivery_timeout_ms`.
 
         Beyond it OutcomeUnknown: the idempotent producer goes on retrying what it sent (it
-        cannot be called back), so the record may still land.
+        cannot be called back), so the record may still land. `span_attributes` are added to the
+        produce span (when tracing is on).
         """
-        self.check_size(record)
+        if not recording():
+            return await self._send(record, record.headers, None)
+        span = tracer().start_span(
+            f"send {record.topic}",
+            kind=SpanKind.PRODUCER,
+            attributes={
+                sem.MESSAGING_SYSTEM: sem.KAFKA,
+                sem.MESSAGING_OPERATION_TYPE: "send",
+                sem.MESSAGING_OPERATION_NAME: "send",
+                sem.MESSAGING_DESTINATION: record.topic,
+                sem.MESSAGING_KAFKA_KEY: record.key.decode("utf-8", "replace"),
+                sem.MESSAGING_BODY_SIZE: len(record.value or b""),
+                **(span_attributes or {}),
+            },
+        )
+        with use_span(span, end_on_exit=True):
+            headers = [*record.headers, *trace_headers(span.get_span_context())]
+            position = await self._send(record, headers, span)
+            span.set_attribute(sem.MESSAGING_KAFKA_OFFSET, position.offset)
+            return position
+
+    async def _send(
+        self, record: ProducerRecordParts, headers: list[tuple[str, bytes]], span: Span | None
+    ) -> PartitionOffset:
+        self.check_size(record, headers)
         partition = await self.partition(record.topic, record.key)
+        if span is not None:
+            span.set_attribute(sem.MESSAGING_PARTITION, str(partition))
         timeout_s = self._settings.delivery_timeout_ms / 1000
         try:
             async with asyncio.timeout(timeout_s):
@@ -90,7 +134,7 @@ class ActionProducer:
                         key=record.key,
                         partition=partition,
                         timestamp_ms=record.timestamp_ms,
-                        headers=record.headers,
+                        headers=headers,
                     )
                     # shielded: on timeout only the wait stops, not aiokafka's own delivery
                     sent = await asyncio.shield(delivery)

@@ -1,0 +1,50 @@
+"""Spans of kjournal's own work, on the OpenTelemetry API alone.
+
+Nothing here records by itself: spans are recorded once an OpenTelemetry SDK is the global tracer
+provider (the services install one, `kjournal_service.tracing`; an application using the library
+in process installs its own). Until then `recording()` is false and the hot paths skip their span
+code entirely, so a process without tracing pays one boolean test per operation.
+
+    conventions     the span names and attribute keys (OpenTelemetry semantic conventions)
+    record_headers  the W3C trace context in Kafka record headers, both ways
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from opentelemetry import trace
+
+__all__ = ["recording", "tracer"]
+
+try:
+    _VERSION: str | None = version("kjournal")
+except PackageNotFoundError:  # pragma: no cover - a source tree without metadata
+    _VERSION = None
+
+_tracer: trace.Tracer | None = None
+
+
+def recording() -> bool:
+    """Whether a tracer provider is installed (the API alone records nothing)."""
+    if _tracer is not None:
+        return True
+    return _install_tracer()
+
+
+def tracer() -> trace.Tracer:
+    """The library's tracer (a no-op one until a provider is installed)."""
+    if _tracer is not None or _install_tracer():
+        assert _tracer is not None
+        return _tracer
+    return trace.NoOpTracer()
+
+
+def _install_tracer() -> bool:
+    global _tracer
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        return False
+    # A global provider, once set, is never replaced (the API refuses it): keep its tracer.
+    _tracer = provider.get_tracer("kjournal", _VERSION)
+    return True
