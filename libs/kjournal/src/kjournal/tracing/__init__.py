@@ -11,11 +11,15 @@ code entirely, so a process without tracing pays one boolean test per operation.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from importlib.metadata import PackageNotFoundError, version
 
 from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
+from opentelemetry.util.types import AttributeValue
 
-__all__ = ["recording", "tracer"]
+__all__ = ["recording", "span", "tracer"]
 
 try:
     _VERSION: str | None = version("kjournal")
@@ -23,6 +27,7 @@ except PackageNotFoundError:  # pragma: no cover - a source tree without metadat
     _VERSION = None
 
 _tracer: trace.Tracer | None = None
+_NO_SPAN: AbstractContextManager[None] = nullcontext()
 
 
 def recording() -> bool:
@@ -48,3 +53,16 @@ def _install_tracer() -> bool:
     # A global provider, once set, is never replaced (the API refuses it): keep its tracer.
     _tracer = provider.get_tracer("kjournal", _VERSION)
     return True
+
+
+def span(
+    name: str,
+    kind: SpanKind = SpanKind.INTERNAL,
+    attributes: Mapping[str, AttributeValue] | None = None,
+) -> AbstractContextManager[Span | None]:
+    """A span current while the block runs (an exception escaping it is recorded on it), or,
+    without a provider, nothing at all: the block gets None."""
+    if _tracer is None and not _install_tracer():
+        return _NO_SPAN
+    assert _tracer is not None
+    return _tracer.start_as_current_span(name, kind=kind, attributes=attributes)
