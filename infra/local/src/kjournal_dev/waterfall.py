@@ -56,6 +56,8 @@ class Span:
     events: list[tuple[int, str, dict[str, Any]]]
     links: list[tuple[str, str]]  # (trace id, span id)
     error: bool
+    instance: str = ""  # service.instance.id: which process
+    link_attributes: list[dict[str, Any]] = field(default_factory=list)  # as `links`
     children: list[Span] = field(default_factory=list)
 
     @property
@@ -82,6 +84,7 @@ def _spans_of(document: dict[str, Any]) -> Iterator[Span]:
     for resource_spans in document.get("resourceSpans", []):
         resource = _attributes(resource_spans.get("resource", {}).get("attributes"))
         service = str(resource.get("service.name", "?"))
+        instance = str(resource.get("service.instance.id", ""))
         for scope_spans in resource_spans.get("scopeSpans", []):
             for raw in scope_spans.get("spans", []):
                 yield Span(
@@ -107,6 +110,10 @@ def _spans_of(document: dict[str, Any]) -> Iterator[Span]:
                         for link in raw.get("links", [])
                     ],
                     error=raw.get("status", {}).get("code") == 2,
+                    instance=instance,
+                    link_attributes=[
+                        _attributes(link.get("attributes")) for link in raw.get("links", [])
+                    ],
                 )
 
 
