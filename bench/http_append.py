@@ -25,7 +25,8 @@ busy during the run: Kafka, Cassandra and anything else running share them too. 
 
 `--tracing off,on` runs one writer per mode (bench/_tracing.py: `off` is OTEL_SDK_DISABLED=true,
 `on` samples and exports every span to the local collector) and measures them in turn at each
-level, then prints each level's throughput with tracing on over off.
+level, `--rounds` times (alternating, so that a burst of other work on the host hits both), then
+prints each level's median throughput and CPU per append with tracing on over off.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
+from statistics import median
 
 from aiokafka import AIOKafkaProducer
 from kjournal.kafka.producer import producer_options
@@ -171,6 +173,9 @@ def main() -> None:
         "--tracing", default="", help="e.g. off,on: a writer per tracing mode, in turn"
     )
     parser.add_argument(
+        "--rounds", type=int, default=1, help="measure each mode this often, alternating"
+    )
+    parser.add_argument(
         "--linger-ms", type=int, default=KafkaSettings().linger_ms, help="both producers' linger"
     )
     args = parser.parse_args()
@@ -218,35 +223,42 @@ def main() -> None:
             f"{'cores writer/wrk/host':<21}  "
             f"{'raw aiokafka producer':<40}  http/raw"
         )
-        rates: dict[tuple[int, str], float] = {}
+        rates: dict[tuple[int, str], list[float]] = {}
+        cpu: dict[tuple[int, str], list[float]] = {}
         for level in levels:
-            for mode, (url, pid) in writers.items():
-                wrk(url, topic, f"warmup-{level}-{mode}", level, WARMUP_S, args.payload_bytes)
-                writer_before, host_before = cpu_seconds(pid), host_busy_seconds()
-                http = wrk(
-                    url, topic, f"http-{level}-{mode}", level, args.seconds, args.payload_bytes
-                )
-                writer_cpu = cpu_seconds(pid) - writer_before
-                host_cores = (host_busy_seconds() - host_before) / http.seconds
-                rates[(level, mode)] = http.rate
-                raw = run(
-                    raw_level(
-                        kafka, topic, args.partitions, level, args.seconds, args.payload_bytes
+            for _ in range(args.rounds):
+                for mode, (url, pid) in writers.items():
+                    wrk(url, topic, f"warmup-{level}-{mode}", level, WARMUP_S, args.payload_bytes)
+                    writer_before, host_before = cpu_seconds(pid), host_busy_seconds()
+                    http = wrk(
+                        url, topic, f"http-{level}-{mode}", level, args.seconds, args.payload_bytes
                     )
-                )
-                label = f"{level:>4}" + (f" {mode:<3}" if mode else "")
-                print(
-                    f"{label}  {http.line():<40}  "
-                    f"{writer_cpu / max(1, http.count) * 1000:7.2f} ms  "
-                    f"{writer_cpu / http.seconds:4.2f}/{http.client_cpu / http.seconds:4.2f}/"
-                    f"{host_cores:4.2f}{'':7}  {raw.line():<40}  {http.rate / raw.rate:7.2f}"
-                )
+                    writer_cpu = cpu_seconds(pid) - writer_before
+                    host_cores = (host_busy_seconds() - host_before) / http.seconds
+                    rates.setdefault((level, mode), []).append(http.rate)
+                    cpu.setdefault((level, mode), []).append(writer_cpu / max(1, http.count))
+                    raw = run(
+                        raw_level(
+                            kafka, topic, args.partitions, level, args.seconds, args.payload_bytes
+                        )
+                    )
+                    label = f"{level:>4}" + (f" {mode:<3}" if mode else "")
+                    print(
+                        f"{label}  {http.line():<40}  "
+                        f"{writer_cpu / max(1, http.count) * 1000:7.2f} ms  "
+                        f"{writer_cpu / http.seconds:4.2f}/{http.client_cpu / http.seconds:4.2f}/"
+                        f"{host_cores:4.2f}{'':7}  {raw.line():<40}  {http.rate / raw.rate:7.2f}",
+                        flush=True,
+                    )
         if "on" in modes and "off" in modes:
             for level in levels:
-                on, off = rates[(level, "on")], rates[(level, "off")]
+                on, off = median(rates[(level, "on")]), median(rates[(level, "off")])
+                cpu_on, cpu_off = median(cpu[(level, "on")]), median(cpu[(level, "off")])
                 print(
-                    f"tracing c={level}: on {on:,.0f}/s, off {off:,.0f}/s, on/off {on / off:.3f} "
-                    f"({(1 - on / off) * 100:+.1f} % throughput lost)"
+                    f"tracing c={level} (medians of {args.rounds} rounds): on {on:,.0f}/s, "
+                    f"off {off:,.0f}/s, on/off {on / off:.3f} ({(1 - on / off) * 100:+.1f} % "
+                    f"throughput lost); writer CPU per append on {cpu_on * 1e3:.3f} ms, off "
+                    f"{cpu_off * 1e3:.3f} ms ({(cpu_on / cpu_off - 1) * 100:+.1f} %)"
                 )
     print(f"load        {', '.join(f'{value:.1f}' for value in os.getloadavg())} (after the run)")
 

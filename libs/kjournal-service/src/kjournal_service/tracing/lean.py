@@ -30,7 +30,15 @@ from opentelemetry.sdk.trace import (
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import (
+    Link,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    TraceState,
+)
 from opentelemetry.util import types
 
 __all__ = ["LeanSpan", "LeanTracer", "LeanTracerProvider"]
@@ -38,6 +46,15 @@ __all__ = ["LeanSpan", "LeanTracer", "LeanTracerProvider"]
 LIMIT = 128  # attributes, events and links per span: the SDK's defaults
 _DEFAULT_SAMPLER = ParentBased(ALWAYS_ON).get_description()  # type: ignore[no-untyped-call]
 _PLAIN = (str, bool, int, float)
+_NO_STATE = TraceState()
+_FLAGS = {
+    (sampled, random): TraceFlags(
+        (TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT)
+        | (TraceFlags.RANDOM_TRACE_ID if random else 0)
+    )
+    for sampled in (False, True)
+    for random in (False, True)
+}
 _PLAIN_TYPES = frozenset(_PLAIN)
 _UNSET = Status(StatusCode.UNSET)
 
@@ -215,7 +232,10 @@ class LeanTracer(trace_api.Tracer):
     def __init__(self, sdk: Tracer) -> None:
         self._sampler: Sampler = sdk.sampler
         self._resource: Resource = sdk.resource
-        self._processor: SpanProcessor = sdk.span_processor
+        processor: SpanProcessor = sdk.span_processor
+        # One processor (the services have one): called directly, not through the SDK's loop.
+        single = getattr(processor, "_span_processors", None)
+        self._processor = single[0] if isinstance(single, tuple) and len(single) == 1 else processor
         self._ids: IdGenerator = sdk.id_generator
         self._scope: InstrumentationScope = sdk._instrumentation_scope
         # The default sampler's decision, without its call: the parent's, or sampled for a root.
@@ -243,26 +263,38 @@ class LeanTracer(trace_api.Tracer):
             random_id = self._ids.is_trace_id_random()
         if self._parent_or_on:
             record = parent is None or parent.trace_flags.sampled
-            flags = TraceFlags.SAMPLED if record else TraceFlags.DEFAULT
-            trace_state = parent.trace_state if parent is not None else None
+            trace_state = parent.trace_state if parent is not None else _NO_STATE
         else:
             result = self._sampler.should_sample(context, trace_id, name, kind, attributes, links)
-            record = result.decision.is_recording()  # type: ignore[no-untyped-call]
-            sampled = result.decision.is_sampled()  # type: ignore[no-untyped-call]
-            flags = TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT
-            trace_state = result.trace_state
+            record = result.decision.is_sampled()  # type: ignore[no-untyped-call]
+            trace_state = result.trace_state or _NO_STATE
             if result.attributes:
                 attributes = {**result.attributes, **(attributes or {})}
-        if random_id:
-            flags |= TraceFlags.RANDOM_TRACE_ID
-        span_context = SpanContext(
-            trace_id,
-            self._ids.generate_span_id(),
-            is_remote=False,
-            trace_flags=TraceFlags(flags),
-            trace_state=trace_state,
+            if not result.decision.is_recording():  # type: ignore[no-untyped-call]
+                return trace_api.NonRecordingSpan(
+                    SpanContext(
+                        trace_id,
+                        self._ids.generate_span_id(),
+                        False,
+                        _FLAGS[False, random_id],
+                        trace_state,
+                    )
+                )
+        # The ids are valid by construction: the tuple is made without SpanContext's checks.
+        span_context: SpanContext = tuple.__new__(
+            SpanContext,
+            (
+                trace_id,
+                self._ids.generate_span_id(),
+                False,
+                _FLAGS[record, random_id],
+                trace_state,
+                True,
+            ),
         )
         if not record:
+            # Recording an unsampled span (RECORD_ONLY) would feed no exporter: the batch
+            # processor drops it.
             return trace_api.NonRecordingSpan(span_context)
         span = LeanSpan(
             name,

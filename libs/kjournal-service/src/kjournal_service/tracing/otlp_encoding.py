@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext
+from opentelemetry.trace import Link, SpanContext
 
 __all__ = ["encode_spans"]
 
@@ -91,20 +91,13 @@ def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> bytes:
     """Each attribute as a field `tag` (a KeyValue); short (key, value) pairs are cached."""
     if not attributes:
         return b""
-    pairs = _pairs
-    out = []
+    out: list[bytes] = []
     for key, value in attributes.items():
         kind = type(value)
         if kind is str or kind is int or kind is bool:
-            cache_key = (key, value, kind)  # the kind: True and 1 are equal keys
-            cached = pairs.get(cache_key)
-            if cached is None:
-                cached = _field(b"", _key_value(key, value))
-                if len(cached) < 64:
-                    if len(pairs) >= _CACHE_LIMIT:
-                        pairs.clear()
-                    pairs[cache_key] = cached
-            out.append(tag + cached)
+            # the kind is in the key: True and 1 are equal
+            cached = _pairs.get((key, value, kind))
+            out += (tag, cached if cached is not None else _pair(key, value, kind))
         else:
             out.append(_field(tag, _key_value(key, value)))
     return b"".join(out)
@@ -135,10 +128,14 @@ def _name(name: str) -> bytes:
 def _span(span: ReadableSpan) -> bytes:
     """Span { trace_id 1; span_id 2; trace_state 3; parent_span_id 4; name 5; kind 6;
     start 7; end 8; attributes 9; dropped_attributes 10; events 11; dropped_events 12;
-    links 13; dropped_links 14; status 15; flags 16 }"""
-    context = span.context
+    links 13; dropped_links 14; status 15; flags 16 }
+
+    The hot loop of exporting: it reads the span's fields directly (its properties copy the
+    attributes, events and links each time) and keeps the common case short.
+    """
+    context = span._context
     assert context is not None
-    parent = span.parent
+    parent = span._parent
     parts = [
         b"\x0a\x10",
         context.trace_id.to_bytes(16, "big"),
@@ -149,50 +146,84 @@ def _span(span: ReadableSpan) -> bytes:
         parts.append(_text(b"\x1a", ",".join(f"{k}={v}" for k, v in context.trace_state.items())))
     if parent is not None:
         parts += (b"\x22\x08", parent.span_id.to_bytes(8, "big"))
-    if span.name:
-        parts.append(_name(span.name))
-    parts.append(_KINDS[span.kind._value_])
-    if span.start_time:
-        parts += (b"\x39", span.start_time.to_bytes(8, "little"))
-    if span.end_time:
-        parts += (b"\x41", span.end_time.to_bytes(8, "little"))
-    parts.append(_attributes(b"\x4a", span.attributes))
-    if span.dropped_attributes:
-        parts += (b"\x50", _varint(span.dropped_attributes))
-    for event in span.events:
-        body = b"\x09" + event.timestamp.to_bytes(8, "little") if event.timestamp else b""
-        if event.name:
-            body += _text(b"\x12", event.name)
-        body += _attributes(b"\x1a", event.attributes)
-        if event.dropped_attributes:
-            body += b"\x20" + _varint(event.dropped_attributes)
-        parts.append(_field(b"\x5a", body))
-    if span.dropped_events:
-        parts += (b"\x60", _varint(span.dropped_events))
-    for link in span.links:
-        linked = link.context
-        body = (
-            b"\x0a\x10"
-            + linked.trace_id.to_bytes(16, "big")
-            + b"\x12\x08"
-            + linked.span_id.to_bytes(8, "big")
-            + _attributes(b"\x22", link.attributes)
-        )
-        if link.dropped_attributes:
-            body += b"\x28" + _varint(link.dropped_attributes)
-        parts.append(_field(b"\x6a", body + b"\x35" + _flags(linked)))
-    if span.dropped_links:
-        parts += (b"\x70", _varint(span.dropped_links))
-    status = span.status
-    if not status.is_unset or status.description:
+    name = span._name
+    if name:
+        encoded_name = _names.get(name)
+        parts.append(encoded_name if encoded_name is not None else _name(name))
+    parts.append(_KINDS[span._kind._value_])
+    if span._start_time:
+        parts += (b"\x39", span._start_time.to_bytes(8, "little"))
+    if span._end_time:
+        parts += (b"\x41", span._end_time.to_bytes(8, "little"))
+    attributes = span._attributes
+    if attributes:
+        pairs = _pairs
+        for key, value in attributes.items():
+            kind = type(value)
+            if kind is str or kind is int or kind is bool:
+                cached = pairs.get((key, value, kind))
+                parts += (b"\x4a", cached if cached is not None else _pair(key, value, kind))
+            else:
+                parts.append(_field(b"\x4a", _key_value(key, value)))
+    dropped = span.dropped_attributes
+    if dropped:
+        parts += (b"\x50", _varint(dropped))
+    if span._events:
+        parts += [_event(event) for event in span._events]
+    dropped = span.dropped_events
+    if dropped:
+        parts += (b"\x60", _varint(dropped))
+    if span._links:
+        parts += [_link(link) for link in span._links]
+    dropped = span.dropped_links
+    if dropped:
+        parts += (b"\x70", _varint(dropped))
+    status = span._status
+    if status.is_unset and not status.description:
+        parts.append(_UNSET_STATUS)
+    else:
         body = _text(b"\x12", status.description) if status.description else b""
         if status.status_code.value:
             body += b"\x18" + _varint(status.status_code.value)
         parts.append(_field(b"\x7a", body))
-    else:
-        parts.append(_UNSET_STATUS)
-    parts += (b"\x85\x01", _flags(parent))
+    parts += (b"\x85\x01", _REMOTE if parent is not None and parent.is_remote else _LOCAL)
     return b"".join(parts)
+
+
+def _pair(key: str, value: Any, kind: type) -> bytes:
+    """A short (key, value) pair's KeyValue, length-prefixed, cached for its next use."""
+    encoded = _field(b"", _key_value(key, value))
+    if len(encoded) < 64:
+        if len(_pairs) >= _CACHE_LIMIT:
+            _pairs.clear()
+        _pairs[(key, value, kind)] = encoded
+    return encoded
+
+
+def _event(event: Event) -> bytes:
+    """Event { time_unix_nano 1; name 2; attributes 3; dropped_attributes_count 4 }"""
+    body = b"\x09" + event.timestamp.to_bytes(8, "little") if event.timestamp else b""
+    if event.name:
+        body += _text(b"\x12", event.name)
+    body += _attributes(b"\x1a", event.attributes)
+    if event.dropped_attributes:
+        body += b"\x20" + _varint(event.dropped_attributes)
+    return _field(b"\x5a", body)
+
+
+def _link(link: Link) -> bytes:
+    """Link { trace_id 1; span_id 2; attributes 4; dropped_attributes_count 5; flags 6 }"""
+    linked = link.context
+    body = (
+        b"\x0a\x10"
+        + linked.trace_id.to_bytes(16, "big")
+        + b"\x12\x08"
+        + linked.span_id.to_bytes(8, "big")
+        + _attributes(b"\x22", link.attributes)
+    )
+    if link.dropped_attributes:
+        body += b"\x28" + _varint(link.dropped_attributes)
+    return _field(b"\x6a", body + b"\x35" + _flags(linked))
 
 
 # --- resources and scopes --------------------------------------------------------------------

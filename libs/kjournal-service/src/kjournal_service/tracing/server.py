@@ -40,26 +40,25 @@ class ServerSpans:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = scope.get("headers") or ()
-        method = str(scope.get("method", "_OTHER"))
-        raw = bytes(scope.get("raw_path") or scope.get("path", "").encode())
+        method = scope.get("method") or "_OTHER"
+        raw = scope.get("raw_path") or scope.get("path", "").encode()
         path, _, query = raw.partition(b"?")
         attributes: dict[str, str | int] = {
             "http.request.method": method,
-            "url.scheme": str(scope.get("scheme", "http")),
+            "url.scheme": scope.get("scheme") or "http",
             "url.path": path.decode("latin-1"),
-            "network.protocol.version": str(scope.get("http_version", "1.1")),
+            "network.protocol.version": scope.get("http_version") or "1.1",
         }
-        query = query or scope.get("query_string", b"")
+        query = query or scope.get("query_string")
         if query:
-            attributes["url.query"] = bytes(query).decode("latin-1")
+            attributes["url.query"] = query.decode("latin-1")
         server = scope.get("server")
         if server:
-            attributes["server.address"], attributes["server.port"] = server[0], server[1]
+            attributes["server.address"], attributes["server.port"] = server
         client = scope.get("client")
         if client:
             attributes["client.address"] = client[0]
-        parent = self._parent(headers)
+        parent = self._parent(scope.get("headers") or ())
         span = self.tracer.start_span(
             method, context=parent, kind=SpanKind.SERVER, attributes=attributes
         )

@@ -13,7 +13,8 @@ from types import TracebackType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from opentelemetry.trace import Span, SpanKind, use_span
+from opentelemetry import context
+from opentelemetry.trace import Span, SpanKind, StatusCode, set_span_in_context
 from opentelemetry.util.types import AttributeValue
 
 from kjournal.errors import OutcomeUnknown, RecordTooLarge
@@ -96,24 +97,32 @@ class ActionProducer:
         """
         if not recording():
             return await self._send(record, record.headers, None)
+        attributes: dict[str, AttributeValue] = {
+            sem.MESSAGING_SYSTEM: sem.KAFKA,
+            sem.MESSAGING_OPERATION_TYPE: "send",
+            sem.MESSAGING_OPERATION_NAME: "send",
+            sem.MESSAGING_DESTINATION: record.topic,
+            sem.MESSAGING_KAFKA_KEY: record.key.decode("utf-8", "replace"),
+            sem.MESSAGING_BODY_SIZE: len(record.value or b""),
+        }
+        if span_attributes:
+            attributes.update(span_attributes)
         span = tracer().start_span(
-            f"send {record.topic}",
-            kind=SpanKind.PRODUCER,
-            attributes={
-                sem.MESSAGING_SYSTEM: sem.KAFKA,
-                sem.MESSAGING_OPERATION_TYPE: "send",
-                sem.MESSAGING_OPERATION_NAME: "send",
-                sem.MESSAGING_DESTINATION: record.topic,
-                sem.MESSAGING_KAFKA_KEY: record.key.decode("utf-8", "replace"),
-                sem.MESSAGING_BODY_SIZE: len(record.value or b""),
-                **(span_attributes or {}),
-            },
+            f"send {record.topic}", kind=SpanKind.PRODUCER, attributes=attributes
         )
-        with use_span(span, end_on_exit=True):
+        token = context.attach(set_span_in_context(span))
+        try:
             headers = [*record.headers, *trace_headers(span.get_span_context())]
             position = await self._send(record, headers, span)
             span.set_attribute(sem.MESSAGING_KAFKA_OFFSET, position.offset)
             return position
+        except Exception as exc:
+            span.record_exception(exc, escaped=True)
+            span.set_status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            context.detach(token)
+            span.end()
 
     async def _send(
         self, record: ProducerRecordParts, headers: list[tuple[str, bytes]], span: Span | None
