@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -44,9 +45,16 @@ from kjournal.wire.events import decode_events
 T = TypeVar("T")
 
 
-async def _phase(name: str, step: Awaitable[T], key: Key, partition: int) -> T:
+PHASE_SECONDS = "kjournal_read_phase_seconds"
+"""How long each step of a read's start took (`phase`: end_offset, pointer2, head, tail)."""
+
+
+async def _phase(name: str, step: Awaitable[T], key: Key, partition: int, metrics: Metrics) -> T:
+    started = time.perf_counter()
     with span(name, attributes={sem.TOPIC: key.topic, sem.PARTITION: partition}):
-        return await step
+        result = await step
+    metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase=name.replace(" ", "_"))
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +124,27 @@ class JournalReader:
     async def view(self, key: Key) -> JournalView:
         partition = await self._offsets.partition(key)
         end, pointer2 = await asyncio.gather(
-            _phase("end offset", self._offsets.end_offset(key.topic, partition), key, partition),
-            _phase("pointer2", self._eventual.pointer2(key.topic, partition), key, partition),
+            _phase(
+                "end offset",
+                self._offsets.end_offset(key.topic, partition),
+                key,
+                partition,
+                self._metrics,
+            ),
+            _phase(
+                "pointer2",
+                self._eventual.pointer2(key.topic, partition),
+                key,
+                partition,
+                self._metrics,
+            ),
         )
+        started = time.perf_counter()
         with span("head", attributes={sem.JOURNAL_ID: key.id}):
             head, quarantined = await asyncio.gather(
                 self._eventual.head(key), self._eventual.quarantined(key)
             )
+        self._metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="head")
         if head is not None and head.partition_offset.partition != partition:
             raise TopicRepartitioned(key.topic, key.id, head.partition_offset.partition, partition)
         if quarantined is not None:
@@ -134,11 +156,13 @@ class JournalReader:
             tail = Tail(start, end)
             info = fold_head_info(head, tail.actions)
         else:
+            started = time.perf_counter()
             with span("tail", attributes={sem.PARTITION: partition}) as tail_span:
                 tail = await self._tail(key, partition, start, end, tail_span)
                 info = fold_head_info(head, tail.actions)
                 if tail_span is not None:
                     _pending(tail_span, head, tail, info)
+            self._metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="tail")
         return JournalView(key, partition, end, pointer2, head, tail, info)
 
     async def _tail(

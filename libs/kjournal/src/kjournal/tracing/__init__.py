@@ -11,15 +11,16 @@ code entirely, so a process without tracing pays one boolean test per operation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 from importlib.metadata import PackageNotFoundError, version
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 from opentelemetry.util.types import AttributeValue
 
-__all__ = ["recording", "span", "tracer"]
+__all__ = ["recording", "span", "tracer", "untraced"]
 
 try:
     _VERSION: str | None = version("kjournal")
@@ -28,13 +29,28 @@ except PackageNotFoundError:  # pragma: no cover - a source tree without metadat
 
 _tracer: trace.Tracer | None = None
 _NO_SPAN: AbstractContextManager[None] = nullcontext()
+_untraced: ContextVar[bool] = ContextVar("kjournal_untraced", default=False)
 
 
 def recording() -> bool:
-    """Whether a tracer provider is installed (the API alone records nothing)."""
+    """Whether spans are recorded here: a tracer provider is installed (the API alone records
+    nothing) and this is not background work (`untraced`)."""
+    if _untraced.get():
+        return False
     if _tracer is not None:
         return True
     return _install_tracer()
+
+
+@contextmanager
+def untraced() -> Iterator[None]:
+    """No kjournal spans in the block, nor in the tasks started in it: background work (the
+    tail cache following a topic) is not part of the request that happened to start it."""
+    token = _untraced.set(True)
+    try:
+        yield
+    finally:
+        _untraced.reset(token)
 
 
 def tracer() -> trace.Tracer:
@@ -62,7 +78,7 @@ def span(
 ) -> AbstractContextManager[Span | None]:
     """A span current while the block runs (an exception escaping it is recorded on it), or,
     without a provider, nothing at all: the block gets None."""
-    if _tracer is None and not _install_tracer():
+    if not recording():
         return _NO_SPAN
     assert _tracer is not None
     return _tracer.start_as_current_span(name, kind=kind, attributes=attributes)
