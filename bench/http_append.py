@@ -22,6 +22,11 @@ Prints appends/s, p50 and p99 latency of both and the ratio; for HTTP also the w
 per append and, as "cores", the cores the writer (all its processes), wrk and the whole host kept
 busy during the run: Kafka, Cassandra and anything else running share them too. The target is
 ≥ 5 000 appends/s at c=64 on 2 cores with p99 < 50 ms; no assertion is made.
+
+`--tracing off,on` runs one writer per mode (bench/_tracing.py: `off` is OTEL_SDK_DISABLED=true,
+`on` samples and exports every span to the local collector) and measures them in turn at each
+level, `--rounds` times (alternating, so that a burst of other work on the host hits both), then
+prints each level's median throughput and CPU per append with tracing on over off.
 """
 
 from __future__ import annotations
@@ -36,10 +41,12 @@ import socket
 import subprocess
 import tempfile
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
+from statistics import median
 
 from aiokafka import AIOKafkaProducer
 from kjournal.kafka.producer import producer_options
@@ -57,6 +64,8 @@ from bench._http import (
     run,
     service_process,
 )
+from bench._tracing import modes as tracing_modes
+from bench._tracing import tracing_env
 
 WRK_SCRIPT = Path(__file__).with_suffix(".lua")
 WARMUP_S = 1
@@ -161,6 +170,12 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--workers", type=int, default=1, help="writer processes")
     parser.add_argument(
+        "--tracing", default="", help="e.g. off,on: a writer per tracing mode, in turn"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="measure each mode this often, alternating"
+    )
+    parser.add_argument(
         "--linger-ms", type=int, default=KafkaSettings().linger_ms, help="both producers' linger"
     )
     args = parser.parse_args()
@@ -184,38 +199,67 @@ def main() -> None:
         "(uvloop, httptools); HTTP load: wrk -t1 -c<c>, keep-alive; "
         "raw: one AIOKafkaProducer in this process"
     )
+    modes = tracing_modes(args.tracing) if args.tracing else []
     logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
-    with (
-        bench_topic(kafka.bootstrap_servers, args.partitions) as topic,
-        service_process(
-            "kjournal_writer",
-            {
-                "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": kafka.bootstrap_servers,
-                "KJOURNAL_KAFKA__LINGER_MS": str(kafka.linger_ms),
-                "KJOURNAL_HTTP__WORKERS": str(args.workers),
-            },
-            logs,
-        ) as (url, pid),
-    ):
+    with ExitStack() as stack:
+        topic = stack.enter_context(bench_topic(kafka.bootstrap_servers, args.partitions))
+        writer_env = {
+            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": kafka.bootstrap_servers,
+            "KJOURNAL_KAFKA__LINGER_MS": str(kafka.linger_ms),
+            "KJOURNAL_HTTP__WORKERS": str(args.workers),
+        }
+        writers = {
+            mode: stack.enter_context(
+                service_process(
+                    "kjournal_writer", {**writer_env, **tracing_env(mode)}, logs / f"tracing-{mode}"
+                )
+            )
+            for mode in modes or [""]
+        }
+        if modes:
+            print(f"tracing     {', '.join(modes)}: one writer each, measured in turn per level")
         print(
             f"{'c':>4}  {'HTTP (writer service)':<40}  {'CPU/append':<10}  "
             f"{'cores writer/wrk/host':<21}  "
             f"{'raw aiokafka producer':<40}  http/raw"
         )
+        rates: dict[tuple[int, str], list[float]] = {}
+        cpu: dict[tuple[int, str], list[float]] = {}
         for level in levels:
-            wrk(url, topic, f"warmup-{level}", level, WARMUP_S, args.payload_bytes)
-            writer_before, host_before = cpu_seconds(pid), host_busy_seconds()
-            http = wrk(url, topic, f"http-{level}", level, args.seconds, args.payload_bytes)
-            writer_cpu = cpu_seconds(pid) - writer_before
-            host_cores = (host_busy_seconds() - host_before) / http.seconds
-            raw = run(
-                raw_level(kafka, topic, args.partitions, level, args.seconds, args.payload_bytes)
-            )
-            print(
-                f"{level:>4}  {http.line():<40}  {writer_cpu / max(1, http.count) * 1000:7.2f} ms  "
-                f"{writer_cpu / http.seconds:4.2f}/{http.client_cpu / http.seconds:4.2f}/"
-                f"{host_cores:4.2f}{'':7}  {raw.line():<40}  {http.rate / raw.rate:7.2f}"
-            )
+            for _ in range(args.rounds):
+                for mode, (url, pid) in writers.items():
+                    wrk(url, topic, f"warmup-{level}-{mode}", level, WARMUP_S, args.payload_bytes)
+                    writer_before, host_before = cpu_seconds(pid), host_busy_seconds()
+                    http = wrk(
+                        url, topic, f"http-{level}-{mode}", level, args.seconds, args.payload_bytes
+                    )
+                    writer_cpu = cpu_seconds(pid) - writer_before
+                    host_cores = (host_busy_seconds() - host_before) / http.seconds
+                    rates.setdefault((level, mode), []).append(http.rate)
+                    cpu.setdefault((level, mode), []).append(writer_cpu / max(1, http.count))
+                    raw = run(
+                        raw_level(
+                            kafka, topic, args.partitions, level, args.seconds, args.payload_bytes
+                        )
+                    )
+                    label = f"{level:>4}" + (f" {mode:<3}" if mode else "")
+                    print(
+                        f"{label}  {http.line():<40}  "
+                        f"{writer_cpu / max(1, http.count) * 1000:7.2f} ms  "
+                        f"{writer_cpu / http.seconds:4.2f}/{http.client_cpu / http.seconds:4.2f}/"
+                        f"{host_cores:4.2f}{'':7}  {raw.line():<40}  {http.rate / raw.rate:7.2f}",
+                        flush=True,
+                    )
+        if "on" in modes and "off" in modes:
+            for level in levels:
+                on, off = median(rates[(level, "on")]), median(rates[(level, "off")])
+                cpu_on, cpu_off = median(cpu[(level, "on")]), median(cpu[(level, "off")])
+                print(
+                    f"tracing c={level} (medians of {args.rounds} rounds): on {on:,.0f}/s, "
+                    f"off {off:,.0f}/s, on/off {on / off:.3f} ({(1 - on / off) * 100:+.1f} % "
+                    f"throughput lost); writer CPU per append on {cpu_on * 1e3:.3f} ms, off "
+                    f"{cpu_off * 1e3:.3f} ms ({(cpu_on / cpu_off - 1) * 100:+.1f} %)"
+                )
     print(f"load        {', '.join(f'{value:.1f}' for value in os.getloadavg())} (after the run)")
 
 

@@ -9,6 +9,11 @@ Figures (printed, never asserted):
 3. pointer latency p50/p99 with a warm tail cache (target p99 < 10 ms);
 4. peak RSS of a separate process reading a journal of --rss-events events (target < 200 MB).
 Starts the local platform if it is not running (and leaves it running).
+
+`--tracing off,on` then reads the fully replicated journal of (1) in fresh processes, one per
+mode and round (`--rounds`, alternating): `off` with OTEL_SDK_DISABLED=true, `on` with the
+services' tracing set up in process (every span sampled, exported to the local collector), and
+prints the median events/s of each and their ratio.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from statistics import median
 
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.schema import migrate
@@ -35,6 +41,9 @@ from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
 from kjournal_dev.replay import end_offsets, replicate
 from kjournal_dev.topics import create_topic as create_topic_named
+
+from bench._tracing import modes as tracing_modes
+from bench._tracing import tracing_env
 
 KEYSPACE = "bench_read"
 PAYLOAD: JsonValue = {"kind": "order-line", "sku": "ABC-123", "qty": 3, "note": "x" * 60}
@@ -140,6 +149,8 @@ async def main(args: argparse.Namespace, endpoints: Endpoints) -> None:
             f"   raw SELECT        {raw_count / raw_seconds:>10,.0f} rows/s ({raw_seconds:.3f} s)"
         )
         print(f"   ratio             {(count / seconds) / (raw_count / raw_seconds):.2f}")
+        if args.tracing:
+            await compare_tracing(args, topic, replicated.id)
 
         print("\n2. unreplicated tail (everything after pointer2 only in Kafka)")
         for size in (1_000, 10_000):
@@ -205,6 +216,51 @@ async def main(args: argparse.Namespace, endpoints: Endpoints) -> None:
     session.cluster.shutdown()
 
 
+async def compare_tracing(args: argparse.Namespace, topic: str, id: str) -> None:
+    print(f"\n1b. the same read, tracing {args.tracing}, {args.rounds} alternating rounds")
+    rates: dict[str, list[float]] = {}
+    for _ in range(args.rounds):
+        for mode in tracing_modes(args.tracing):
+            env = {**os.environ, **tracing_env(mode)}
+            child = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bench.read_path", "--child-read", mode, topic, id,
+                stdout=asyncio.subprocess.PIPE, env=env,
+            )  # fmt: skip
+            output, _ = await child.communicate()
+            rate = float(output.decode().split()[-1])
+            rates.setdefault(mode, []).append(rate)
+            print(f"   {mode:<3} {rate:>10,.0f} events/s")
+    if "on" in rates and "off" in rates:
+        on, off = median(rates["on"]), median(rates["off"])
+        print(
+            f"   tracing: on {on:,.0f}/s, off {off:,.0f}/s (medians), on/off {on / off:.3f} "
+            f"({(1 - on / off) * 100:+.1f} % throughput lost)"
+        )
+
+
+async def child_read(mode: str, topic: str, id: str, endpoints: Endpoints) -> None:
+    """Read the journal a few times with tracing as `mode` says; print the best events/s."""
+    if mode == "on":
+        from kjournal_service.tracing import configure_tracing
+
+        assert configure_tracing("kjournal-bench-read") is not None
+    session = connect(
+        CassandraSettings(contact_points=(endpoints.cassandra_host,), port=endpoints.cassandra_port)
+    )
+    eventual = await CassandraEventualReader.create(session, TableNames(keyspace=KEYSPACE))
+    kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
+    best = 0.0
+    async with Journals(
+        kafka, tail_cache=TailCacheSettings(enabled=False), eventual=eventual
+    ) as reader:
+        await timed_read(reader, Key(topic, id))
+        for _ in range(5):
+            count, seconds = await timed_read(reader, Key(topic, id))
+            best = max(best, count / seconds)
+    session.cluster.shutdown()
+    print(f"events/s {best:.0f}")
+
+
 async def child_rss(topic: str, id: str, endpoints: Endpoints) -> None:
     session = connect(
         CassandraSettings(contact_points=(endpoints.cassandra_host,), port=endpoints.cassandra_port)
@@ -231,10 +287,16 @@ if __name__ == "__main__":
     )
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--rss-events", type=int, default=1_000_000)
+    parser.add_argument("--tracing", default="", help="e.g. off,on: compare read 1 by mode")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the tracing comparison")
     parser.add_argument("--child-rss", nargs=2, metavar=("TOPIC", "ID"), help=argparse.SUPPRESS)
+    parser.add_argument("--child-read", nargs=3, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     running = Platform(DevConfig.from_env()).up()
-    if arguments.child_rss:
+    if arguments.child_read:
+        mode, topic_name, journal_id = arguments.child_read
+        asyncio.run(child_read(mode, topic_name, journal_id, running))
+    elif arguments.child_rss:
         topic_name, journal_id = arguments.child_rss
         asyncio.run(child_rss(topic_name, journal_id, running))
     else:

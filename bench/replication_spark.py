@@ -24,6 +24,12 @@ batch). With `--per-append 1` every event is a Kafka record of its own, so per-r
 broker, the Spark Kafka source, handing rows to Python, decoding) dominate on both sides, and on
 two cores the appender itself then cannot append much faster than ~12 000 records/s.
 
+With `--tracing off,on`, phase 2 runs once per mode, in that order, each with a replicator of
+its own (resuming from the same checkpoint): `off` with OTEL_SDK_DISABLED=true, `on` with every
+span sampled and exported to the local collector, and this process's appends traced too, so
+their records carry trace context for the replicator to link (bench/_tracing.py). The latency
+phase is then skipped. Prints each mode's sustained figure and their ratio.
+
 Prints parameters, host and figures; asserts nothing.
 """
 
@@ -45,7 +51,7 @@ import threading
 import time
 import uuid
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cassandra.cluster import Session
@@ -58,8 +64,11 @@ from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
 from kjournal_dev.topics import create_topic, delete_topics
+from kjournal_service.tracing import configure_tracing
 
 from bench._host import cpu_model
+from bench._tracing import modes as tracing_modes
+from bench._tracing import tracing_env
 
 PARTITIONS = 8
 POLL_S = 0.02
@@ -87,6 +96,7 @@ class Parameters:
     concurrency: int  # appends in flight in the throughput phase
     rounds: int  # of the throughput phase
     spark_conf: str  # JSON, KJOURNAL_SPARK__CONF of the replicator
+    tracing: list[str] = field(default_factory=list)  # modes of the throughput phase
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -152,8 +162,11 @@ def start_replicator(
     params: Parameters,
     *,
     max_offsets_per_trigger: int | None = None,
+    tracing: str | None = None,
 ) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_")}
+    if tracing is not None:
+        env.update(tracing_env(tracing))
     env.update(
         {
             "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": endpoints.kafka_bootstrap,
@@ -253,12 +266,17 @@ def catch_up(poller: PointerPoller, ends: dict[int, int], per_record: int, per_b
 
 
 async def throughput(
-    journals: Journals, topic: str, params: Parameters, poller: PointerPoller, round_: int
+    journals: Journals,
+    topic: str,
+    params: Parameters,
+    poller: PointerPoller,
+    round_: int,
+    mode: str = "",
 ) -> float:
     """One round; returns events/s from the first append to everything replicated."""
     total = params.journals * params.events
     started = time.monotonic()
-    ends = await append_all(journals, topic, f"bench-r{round_}", params)
+    ends = await append_all(journals, topic, f"bench-{mode}r{round_}", params)
     produced = time.monotonic()
     at_last_append = poller.read()
     done = await asyncio.to_thread(wait_covered, poller, ends, 600)
@@ -339,7 +357,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     poller = PointerPoller(session, keyspace, topic)
     kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
-    replicator = None
+    replicator: subprocess.Popen[bytes] | None = None
     try:
         async with Journals(kafka) as journals:
             ends = await append_all(journals, topic, "backlog", params)
@@ -349,29 +367,49 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
             )
             await asyncio.to_thread(catch_up, poller, ends, params.per_append, per_batch)
             stop(replicator)
-            # Resumes from the first one's checkpoint, with the default micro-batch size.
-            replicator = start_replicator(endpoints, keyspace, topic, folder, params)
-            # Warm-up: Spark and the Python workers start, connect and import once.
-            warm_started = time.monotonic()
-            result = await journals.journal(Key(topic, "warm-up")).append(events(1, 1))
-            position = result.partition_offset
-            await asyncio.to_thread(
-                wait_covered, poller, {position.partition: position.offset + 1}, 300
-            )
-            print(
-                f"warm-up: replicator start + first append replicated in {time.monotonic() - warm_started:.1f} s"
-            )
-            rates = [
-                await throughput(journals, topic, params, poller, round_)
-                for round_ in range(1, params.rounds + 1)
-            ]
-            if len(rates) > 1:
-                print(
-                    f"sustained throughput (median of rounds 2-{params.rounds}): "
-                    f"{statistics.median(rates[1:]):,.0f} events/s; round 1 (JVM just started): "
-                    f"{rates[0]:,.0f} events/s"
+            replicator = None
+            sustained: dict[str, float] = {}
+            phases: list[str | None] = [*params.tracing] or [None]
+            for mode in phases:
+                if mode == "on":
+                    configure_tracing("kjournal-bench-appender")
+                # Resumes from the first one's checkpoint, with the default micro-batch size.
+                replicator = start_replicator(
+                    endpoints, keyspace, topic, folder, params, tracing=mode
                 )
-            if params.seconds > 0:
+                # Warm-up: Spark and the Python workers start, connect and import once.
+                warm_started = time.monotonic()
+                result = await journals.journal(Key(topic, f"warm-up-{mode}")).append(events(1, 1))
+                position = result.partition_offset
+                await asyncio.to_thread(
+                    wait_covered, poller, {position.partition: position.offset + 1}, 300
+                )
+                label = f" (tracing {mode})" if mode else ""
+                print(
+                    f"warm-up{label}: replicator start + first append replicated in "
+                    f"{time.monotonic() - warm_started:.1f} s"
+                )
+                rates = [
+                    await throughput(journals, topic, params, poller, round_, mode or "")
+                    for round_ in range(1, params.rounds + 1)
+                ]
+                if len(rates) > 1:
+                    sustained[mode or ""] = statistics.median(rates[1:])
+                    print(
+                        f"sustained throughput{label} (median of rounds 2-{params.rounds}): "
+                        f"{statistics.median(rates[1:]):,.0f} events/s; round 1 (JVM just "
+                        f"started): {rates[0]:,.0f} events/s"
+                    )
+                if mode is not None:
+                    stop(replicator)
+                    replicator = None
+            if "on" in sustained and "off" in sustained:
+                on, off = sustained["on"], sustained["off"]
+                print(
+                    f"tracing: sustained on {on:,.0f} events/s, off {off:,.0f} events/s, "
+                    f"on/off {on / off:.3f} ({(1 - on / off) * 100:+.1f} % throughput lost)"
+                )
+            if params.seconds > 0 and replicator is not None:
                 poller.start()
                 await latency(journals, topic, params, poller)
     finally:
@@ -397,7 +435,13 @@ def main() -> None:
     parser.add_argument(
         "--spark-conf", default="{}", help="extra Spark conf of the replicator, JSON"
     )
+    parser.add_argument(
+        "--tracing", default="", help="off,on: the throughput phase once per tracing mode"
+    )
     args = parser.parse_args()
+    modes = tracing_modes(args.tracing) if args.tracing else []
+    if modes and modes != ["off", "on"]:
+        parser.error("--tracing takes off,on (this process cannot stop tracing once it starts)")
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     try:
@@ -411,12 +455,13 @@ def main() -> None:
         events=100,
         per_append=args.per_append,
         rate=1000,
-        seconds=args.latency_s / scale,
+        seconds=0 if modes else args.latency_s / scale,
         master="local[2]",
         trigger_s=args.trigger,
         concurrency=500,
         rounds=args.rounds,
         spark_conf=args.spark_conf,
+        tracing=modes,
     )
     # Kafka and Cassandra only: the bench starts the one replicator it measures.
     endpoints = Platform(DevConfig.from_env()).up(with_services=False)

@@ -44,7 +44,7 @@ def _free_ports(count: int) -> list[int]:
 def fault_config(state_dir: Path) -> DevConfig:
     """The developer's KJOURNAL_DEV_* settings (cache, Java, heaps), with ports, state, topics
     and keyspace of the fault suite's own."""
-    kafka, controller, cql, storage, writer, reader, replicator = _free_ports(7)
+    kafka, controller, cql, storage, writer, reader, replicator, grpc, http = _free_ports(9)
     return DevConfig.from_env().model_copy(
         update={
             "state_dir": state_dir,
@@ -55,6 +55,8 @@ def fault_config(state_dir: Path) -> DevConfig:
             "writer_port": writer,
             "reader_port": reader,
             "replicator_port": replicator,
+            "otlp_grpc_port": grpc,
+            "otlp_http_port": http,
             "topics": (TOPIC, DOOMED_TOPIC),
             "partitions": 4,
             "keyspace": "journal_faults",

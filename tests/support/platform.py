@@ -17,11 +17,24 @@ def start_platform() -> tuple[Platform, Endpoints]:
     was_running = config.state_file.exists()
     try:
         # Service tests start their own writers and readers, each configured for the test.
-        return platform, platform.up(with_services=False)
+        endpoints = platform.up(with_services=False)
     except BaseException:
         if not was_running:
             platform.down()
         raise
+    trace_to(endpoints)
+    return platform, endpoints
+
+
+def trace_to(endpoints: Endpoints) -> None:
+    """Every service the tests start traces to the platform's collector, as `up`'s do (or,
+    without a collector, not at all): the tests' processes inherit these variables."""
+    if endpoints.otlp_endpoint is not None:
+        os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoints.otlp_endpoint
+        os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "500"
+        os.environ.pop("OTEL_SDK_DISABLED", None)
+    elif "OTEL_EXPORTER_OTLP_ENDPOINT" not in os.environ:
+        os.environ["OTEL_SDK_DISABLED"] = "true"
 
 
 def keep_platform() -> bool:

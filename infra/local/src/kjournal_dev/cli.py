@@ -1,5 +1,6 @@
-"""`kjournal-dev up | down | status | logs`: real Kafka and Cassandra, and kjournal's writer and
-reader services, on loopback; `kjournal-dev kind ...` / `images ...`: see kjournal_dev.kind."""
+"""`kjournal-dev up | down | status | logs | trace`: real Kafka and Cassandra, an OpenTelemetry
+Collector, and kjournal's writer, reader and replicator, on loopback; `kjournal-dev kind ...` /
+`images ...`: see kjournal_dev.kind."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import cli as kind_cli
-from kjournal_dev.platform import CASSANDRA, KAFKA, Platform
+from kjournal_dev.platform import CASSANDRA, COLLECTOR, KAFKA, Platform
 from kjournal_dev.services import SERVICES
 
 
@@ -33,6 +34,8 @@ def _up(platform: Platform, args: argparse.Namespace) -> int:
     for name, url in endpoints.services.items():
         extra = "/healthz, /metrics" if name == "replicator" else f"OpenAPI: {url}/docs"
         print(f"  {name:<17} {url}   ({extra})")
+    if endpoints.otlp_endpoint is not None:
+        print(f"  collector (OTLP)  {endpoints.otlp_endpoint}   spans: {endpoints.spans_dir}")
     print(f"  spark kafka jars  {endpoints.spark_kafka_jars}")
     print(f"  data and logs     {endpoints.data_dir}")
     if args.supervise:
@@ -84,6 +87,35 @@ def _follow(path: Path) -> None:
             return
 
 
+def _trace(platform: Platform, args: argparse.Namespace) -> int:
+    from kjournal_dev import waterfall
+
+    spans_dir = platform.spans_dir()
+    if args.trace_id is None:
+        spans = waterfall.read_spans(spans_dir)
+        roots = waterfall.latest_traces(spans, args.last)
+        if not roots:
+            print(f"no spans yet in {spans_dir}")
+        for root in roots:
+            print(
+                f"{root.trace_id}  {root.service.removeprefix('kjournal-'):<10} {root.name} "
+                f"({root.duration_ns / 1e6:,.1f} ms)"
+            )
+        return 0
+    trace_id = args.trace_id.strip().lower()
+    lines = waterfall.render_trace(trace_id, waterfall.read_spans(spans_dir, mentioning=trace_id))
+    if not lines:
+        print(
+            f"kjournal-dev: no spans of trace {trace_id} in {spans_dir} (spans reach the file "
+            "about a second after they end)",
+            file=sys.stderr,
+        )
+        return 1
+    for line in lines:
+        print(line)
+    return 0
+
+
 def _settings_docs(platform: Platform, args: argparse.Namespace) -> int:
     from kjournal_dev import settings_docs
 
@@ -124,10 +156,20 @@ def build_parser() -> argparse.ArgumentParser:
     down.add_argument("--keep-data", action="store_true", help="keep the run's data directory")
     down.set_defaults(run=_down)
     logs = sub.add_parser("logs", help="print a service's log")
-    logs.add_argument("component", choices=[KAFKA, CASSANDRA, *(spec.name for spec in SERVICES)])
+    logs.add_argument(
+        "component", choices=[KAFKA, CASSANDRA, COLLECTOR, *(spec.name for spec in SERVICES)]
+    )
     logs.add_argument("-n", "--lines", type=int, default=50)
     logs.add_argument("-f", "--follow", action="store_true")
     logs.set_defaults(run=_logs)
+    trace = sub.add_parser(
+        "trace",
+        help="print a trace from the collector as an indented waterfall (without TRACE_ID: list "
+        "the latest traces)",
+    )
+    trace.add_argument("trace_id", nargs="?", metavar="TRACE_ID", help="32 hex digits")
+    trace.add_argument("--last", type=int, default=20, help="how many traces to list")
+    trace.set_defaults(run=_trace)
     docs = sub.add_parser(
         "settings-docs",
         help="check (or --write) docs/configuration.md against the services' settings classes",

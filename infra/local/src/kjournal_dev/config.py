@@ -110,6 +110,14 @@ class DevConfig(BaseModel):
     writer_port: int = _port(8081, "writer service port")
     reader_port: int = _port(8082, "reader service port")
     replicator_port: int = _port(9400, "replicator's health and metrics port")
+    collector: bool = Field(
+        default=True,
+        description="start an OpenTelemetry Collector (built once from Go modules) that receives "
+        "the services' spans; false: no collector, and the services trace nothing unless "
+        "OTEL_EXPORTER_OTLP_ENDPOINT names another",
+    )
+    otlp_grpc_port: int = _port(4317, "OpenTelemetry Collector's OTLP/gRPC port")
+    otlp_http_port: int = _port(4318, "OpenTelemetry Collector's OTLP/HTTP port (the services')")
     service_timeout_s: int = Field(
         default=60,
         ge=1,
@@ -142,6 +150,11 @@ class DevConfig(BaseModel):
     @property
     def kafka_bootstrap(self) -> str:
         return f"{self.host}:{self.kafka_port}"
+
+    @property
+    def otlp_endpoint(self) -> str:
+        """Where the services send spans: the local collector's OTLP/HTTP address."""
+        return f"http://{self.host}:{self.otlp_http_port}"
 
     @property
     def state_file(self) -> Path:

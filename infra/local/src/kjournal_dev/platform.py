@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from threading import Event
 
-from kjournal_dev import cassandra_node, kafka_node, maven, services, topics
+from kjournal_dev import cassandra_node, collector, kafka_node, maven, services, topics
+from kjournal_dev.collector_build import ensure_collector
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.java import find_java
@@ -24,6 +25,8 @@ from kjournal_dev.state import ComponentState, PlatformState
 
 KAFKA = "kafka"
 CASSANDRA = "cassandra"
+COLLECTOR = "collector"
+INFRASTRUCTURE = (KAFKA, CASSANDRA, COLLECTOR)  # what `up` starts before the services
 
 Reporter = Callable[[str], None]
 
@@ -45,6 +48,8 @@ class Endpoints:
     data_dir: Path
     started: bool
     services: dict[str, str] = field(default_factory=dict)  # name → base URL
+    otlp_endpoint: str | None = None  # the collector's OTLP/HTTP address, if it runs
+    spans_dir: Path | None = None  # where the collector writes spans
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,7 @@ class Platform:
                 self._forget(state)
             state = PlatformState(data_dir=tempfile.mkdtemp(prefix="kjournal-dev-"))
         to_start = [n for n in (KAFKA, CASSANDRA) if not self._running(state, n)]
+        collector_missing = config.collector and not self._running(state, COLLECTOR)
         data_dir = Path(state.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
 
@@ -99,7 +105,17 @@ class Platform:
                     "KJOURNAL_DEV_CASSANDRA_STORAGE_PORT",
                 )
             require_free_ports(config.host, ports)
+        if collector_missing:
+            require_free_ports(
+                config.host,
+                {
+                    "OTLP/gRPC": (config.otlp_grpc_port, "KJOURNAL_DEV_OTLP_GRPC_PORT"),
+                    "OTLP/HTTP": (config.otlp_http_port, "KJOURNAL_DEV_OTLP_HTTP_PORT"),
+                },
+            )
         spark_jars = self._fetch(report)
+        if collector_missing:
+            self._start_collector(state, data_dir, report)
 
         for name in to_start:
             jars = (maven.kafka_bundle() if name == KAFKA else maven.cassandra_bundle()).folder(
@@ -141,6 +157,14 @@ class Platform:
             lambda: cassandra_node.probe(config.host, config.cassandra_port) is not None,
             report,
         )
+        if config.collector:
+            self._wait(
+                state,
+                COLLECTOR,
+                config.service_timeout_s,
+                lambda: collector.probe(config.host, config.otlp_http_port),
+                report,
+            )
         asyncio.run(topics.ensure_topics(config.kafka_bootstrap, config.topics, config.partitions))
         report(
             f"topics ready: {', '.join(config.topics)} ({config.partitions} partitions when new)"
@@ -158,7 +182,23 @@ class Platform:
             data_dir=data_dir,
             started=bool(to_start),
             services=urls,
+            otlp_endpoint=config.otlp_endpoint if config.collector else None,
+            spans_dir=collector.spans_dir(data_dir) if config.collector else None,
         )
+
+    def _start_collector(self, state: PlatformState, data_dir: Path, report: Reporter) -> None:
+        config = self.config
+        binary = ensure_collector(config, report)
+        pid, log = collector.start(config, binary, data_dir)
+        component = ComponentState(
+            COLLECTOR,
+            pid,
+            f"{config.host}:{config.otlp_http_port}",
+            str(log),
+            str(collector.spans_dir(data_dir)),
+            [config.otlp_grpc_port, config.otlp_http_port],
+        )
+        self._record_start(state, component, report)
 
     def _up_services(
         self, state: PlatformState, data_dir: Path, report: Reporter
@@ -214,7 +254,7 @@ class Platform:
             try:
                 self.up(
                     report=report,
-                    with_services=any(n not in (KAFKA, CASSANDRA) for n in state.components),
+                    with_services=any(n not in INFRASTRUCTURE for n in state.components),
                 )
             except DevError as err:
                 failures += 1
@@ -266,10 +306,11 @@ class Platform:
             time.sleep(0.5)
 
     def status(self) -> list[ComponentStatus]:
-        """Kafka, Cassandra, then each service (`not started` if `up` was told to skip them)."""
+        """Kafka, Cassandra, the collector, then each service (`not started` if `up` was told to
+        skip them)."""
         state = self._state()
         result = []
-        names = [KAFKA, CASSANDRA, *(spec.name for spec in services.SERVICES)]
+        names = [*INFRASTRUCTURE, *(spec.name for spec in services.SERVICES)]
         for name in names:
             component = state.components.get(name) if state else None
             if component is None:
@@ -285,7 +326,11 @@ class Platform:
             if running and name == KAFKA:
                 healthy = asyncio.run(kafka_node.probe(component.address))
                 detail = "metadata ok" if healthy else "not answering"
-            elif running and name not in (KAFKA, CASSANDRA):
+            elif running and name == COLLECTOR:
+                host, port = component.address.rsplit(":", 1)
+                healthy = collector.probe(host, int(port))
+                detail = "OTLP ok" if healthy else "not answering"
+            elif running and name not in INFRASTRUCTURE:
                 spec = services.spec_named(name)
                 path = spec.health_path if spec is not None else "/readyz"
                 healthy, detail = services.probe(component.address, path)
@@ -333,6 +378,16 @@ class Platform:
                 f"stopped the platform, but ports {held} are still held by something else"
             )
         return stopped
+
+    def spans_dir(self) -> Path:
+        """Where the running platform's collector writes spans."""
+        state = self._state()
+        if state is None or COLLECTOR not in state.components:
+            raise DevError(
+                f"no collector was started by `kjournal-dev up` (no state in "
+                f"{self.config.state_dir}; KJOURNAL_DEV_COLLECTOR=false?)"
+            )
+        return collector.spans_dir(Path(state.data_dir))
 
     def log_file(self, name: str) -> Path:
         state = self._state()

@@ -24,7 +24,7 @@ from kjournal_dev.maven import spark_kafka_bundle
 from kjournal_dev.process import spawn
 from kjournal_dev.state import ComponentState
 
-__all__ = ["SERVICES", "ServiceSpec", "is_ready", "probe", "spec_named", "start"]
+__all__ = ["SERVICES", "ServiceSpec", "is_ready", "probe", "spec_named", "start", "tracing_env"]
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,23 @@ class ServiceSpec:
         return f"http://{config.host}:{self.port_of(config)}"
 
 
+def tracing_env(config: DevConfig) -> dict[str, str]:
+    """The OTEL_* variables of a service: spans to the local collector; without one, none
+    (unless OTEL_EXPORTER_OTLP_ENDPOINT names another collector)."""
+    if config.collector:
+        # Spans reach the collector within half a second (the SDK's default batches for 5 s).
+        return {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": config.otlp_endpoint,
+            "OTEL_BSP_SCHEDULE_DELAY": "500",
+        }
+    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        return {}
+    return {"OTEL_SDK_DISABLED": "true"}
+
+
 def _common_env(config: DevConfig) -> dict[str, str]:
     return {
+        **tracing_env(config),
         "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": config.kafka_bootstrap,
         "KJOURNAL_HTTP__HOST": config.host,
         # Every topic `up` creates must be a journal topic for the services.
@@ -75,6 +90,7 @@ def _cassandra_env(config: DevConfig) -> dict[str, str]:
 def _replicator_env(config: DevConfig, home: Path) -> dict[str, str]:
     topics = "|".join(re.escape(topic) for topic in config.topics)
     return {
+        **tracing_env(config),
         **_cassandra_env(config),
         "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": config.kafka_bootstrap,
         "KJOURNAL_SPARK__MASTER": "local[2]",

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from kjournal.api.keys import KeyRules
+from kjournal.tracing import recording, tracer
 from pydantic import BaseModel
 
 from kjournal_service.asgi import ASGIApp, BodyLimit, RawPathRouting, RequestMetrics
@@ -23,6 +24,7 @@ from kjournal_service.metrics_prometheus import PrometheusMetrics
 from kjournal_service.openapi import OpenApiTouch, finish_openapi
 from kjournal_service.problems import ProblemHandlers
 from kjournal_service.settings import HttpSettings
+from kjournal_service.tracing import ServerSpans, configure_tracing
 
 __all__ = ["ServiceSettingsLike", "environment_app", "service_app"]
 
@@ -80,9 +82,11 @@ def service_app(
 
     def front(inner: ASGIApp) -> ASGIApp:
         # Metrics see every request, the limit runs before routing (and before the hot routes,
-        # which see the raw path as the router does).
+        # which see the raw path as the router does); the server span covers all of it. Built
+        # on the first request: tracing is set up by then, or not at all.
         routed = RawPathRouting(HotRoutes(inner, routes=hot, problems=problems) if hot else inner)
-        return RequestMetrics(BodyLimit(routed, max_bytes=max_body_bytes), metrics, service)
+        measured = RequestMetrics(BodyLimit(routed, max_bytes=max_body_bytes), metrics, service)
+        return ServerSpans(measured, tracer()) if recording() else measured
 
     app.front = front
     return app
@@ -142,11 +146,14 @@ def _openapi(
     return app.openapi_schema
 
 
-def environment_app(settings_type: Callable[[], S], create_app: Callable[[S], FastAPI]) -> FastAPI:
+def environment_app(
+    settings_type: Callable[[], S], create_app: Callable[[S], FastAPI], name: str
+) -> FastAPI:
     """The app of one uvicorn worker process (`KJOURNAL_HTTP__WORKERS` > 1): settings from the
-    environment, logging, then `create_app`."""
+    environment, logging, tracing (`name`: the default service.name), then `create_app`."""
     settings = settings_type()
     configure_logging(
         settings.http.log_level, settings.http.log_format, access_log=settings.http.access_log
     )
+    configure_tracing(name)
     return create_app(settings)

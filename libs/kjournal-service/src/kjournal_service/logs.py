@@ -1,7 +1,9 @@
 """Log set-up for the services' entry points: JSON lines (or plain text) on stdout.
 
 The library itself installs no handlers; only a service's `__main__` calls `configure_logging`.
-uvicorn's loggers are routed through the same handler so a service writes one format.
+uvicorn's loggers are routed through the same handler so a service writes one format. A JSON line
+written while a span is current carries its `trace_id` and `span_id` (hex, as trace viewers show
+them).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import logging
 import sys
 from datetime import UTC, datetime
 from typing import Literal
+
+from opentelemetry.trace import get_current_span
 
 from kjournal_service.log_limits import Throttle
 
@@ -31,6 +35,10 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
+        context = get_current_span().get_span_context()
+        if context.is_valid:
+            entry["trace_id"] = f"{context.trace_id:032x}"
+            entry["span_id"] = f"{context.span_id:016x}"
         for name, value in vars(record).items():
             if name not in _STANDARD and not name.startswith("_"):
                 entry[name] = value if isinstance(value, str | int | float | bool) else str(value)

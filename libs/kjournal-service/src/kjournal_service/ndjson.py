@@ -16,6 +16,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any, Generic, TypeVar
 
+from kjournal.tracing import recording
+from opentelemetry.trace import get_current_span
+
 __all__ = ["Prefetched", "ndjson_chunks", "ndjson_line", "prefetch"]
 
 T = TypeVar("T")
@@ -70,21 +73,30 @@ async def ndjson_chunks(
     encode: Callable[[T], Any],
     chunk_bytes: int,
     on_error: Callable[[Exception], Any],
+    count_attribute: str | None = None,
 ) -> AsyncIterator[bytes]:
     """Lines of `encode(item)`, batched into chunks of about `chunk_bytes`.
 
     An exception from the source ends the stream with the line `{"problem": on_error(exc)}`.
+    `count_attribute` names the attribute of the current span (the request's) that gets the
+    number of items sent, once the stream ends.
     """
     buffer = bytearray()
     iterator = aiter(items)
-    async with aclosing(iterator):  # type: ignore[type-var]
-        try:
-            async for item in iterator:
-                buffer += ndjson_line(encode(item))
-                if len(buffer) >= chunk_bytes:
-                    yield bytes(buffer)
-                    buffer.clear()
-        except Exception as exc:
-            buffer += ndjson_line({"problem": on_error(exc)})
-    if buffer:
-        yield bytes(buffer)
+    count = 0
+    try:
+        async with aclosing(iterator):  # type: ignore[type-var]
+            try:
+                async for item in iterator:
+                    buffer += ndjson_line(encode(item))
+                    count += 1
+                    if len(buffer) >= chunk_bytes:
+                        yield bytes(buffer)
+                        buffer.clear()
+            except Exception as exc:
+                buffer += ndjson_line({"problem": on_error(exc)})
+        if buffer:
+            yield bytes(buffer)
+    finally:
+        if count_attribute is not None and recording():
+            get_current_span().set_attribute(count_attribute, count)

@@ -1,12 +1,14 @@
 """`run_service(...)`: what `python -m kjournal_<service>` does.
 
 Settings from the environment (invalid ones: a message on stderr and exit status 2), JSON logs,
-then uvicorn. SIGTERM/SIGINT: uvicorn stops accepting, lets in-flight requests finish (at most
-`KJOURNAL_HTTP__GRACEFUL_SHUTDOWN_S`), then the service's lifespan closes its clients.
+tracing (the standard OTEL_* variables), then uvicorn. SIGTERM/SIGINT: uvicorn stops accepting,
+lets in-flight requests finish (at most `KJOURNAL_HTTP__GRACEFUL_SHUTDOWN_S`), then the service's
+lifespan closes its clients.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from typing import TypeVar
@@ -17,6 +19,7 @@ from pydantic import ValidationError
 
 from kjournal_service.app import ServiceSettingsLike
 from kjournal_service.logs import configure_logging
+from kjournal_service.tracing import configure_tracing
 
 __all__ = ["run_service"]
 
@@ -29,7 +32,8 @@ def run_service(
     create_app: Callable[[S], FastAPI],
     factory: str,
 ) -> int:
-    """Serve `create_app(settings)` until stopped; the exit status.
+    """Serve `create_app(settings)` until stopped; the exit status. `name` is also the default
+    service.name of its spans (tracing: kjournal_service.tracing.setup).
 
     `factory` (`"package.module:function"`) builds the app in each worker process when
     `KJOURNAL_HTTP__WORKERS` > 1, since each opens its own clients (see `app.environment_app`).
@@ -41,6 +45,10 @@ def run_service(
         return 2
     http = settings.http
     configure_logging(http.log_level, http.log_format, access_log=http.access_log)
+    if http.workers == 1:  # worker processes set it up themselves (environment_app)
+        setup = configure_tracing(name)
+        if setup is not None:
+            logging.getLogger(name).info("tracing: %s", setup.exporter)
     app: FastAPI | str = create_app(settings) if http.workers == 1 else factory
     uvicorn.run(
         app,

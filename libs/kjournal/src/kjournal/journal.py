@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
 
+from opentelemetry.util.types import AttributeValue
+
 from kjournal.errors import ReadsNotConfigured, WritesNotConfigured
 from kjournal.fold.head_info import HeadInfo
 from kjournal.kafka.consumer_pool import ConsumerPool
@@ -52,6 +54,8 @@ from kjournal.model.replication import TopicReplication
 from kjournal.ports import EventualReader
 from kjournal.read import JournalReader, JournalView
 from kjournal.replication_status import replication_status
+from kjournal.tracing import conventions as sem
+from kjournal.tracing import recording
 from kjournal.wire.record import append_action, encode_action
 
 
@@ -216,7 +220,15 @@ class Journal:
             record = await asyncio.to_thread(encode_action, action)
         else:
             record = encode_action(action)
-        position = await self._journals.producer.send(record)
+        attributes: dict[str, AttributeValue] | None = None
+        if recording():
+            attributes = {
+                sem.ACTION: "append",
+                sem.SEQ_NR_FROM: appended.range.from_,
+                sem.SEQ_NR_TO: appended.range.to,
+                sem.EVENTS: len(appended.events),
+            }
+        position = await self._journals.producer.send(record, attributes)
         return AppendResult(position, appended.range, timestamp)
 
     async def read(
@@ -276,13 +288,17 @@ class Journal:
             datetime.now(UTC),
             DeleteHeader(bound, self._origin, self._journals.version),
         )
-        return await self._journals.producer.send(encode_action(action))
+        attributes: dict[str, AttributeValue] | None = None
+        if recording():
+            attributes = {sem.ACTION: "delete", sem.DELETE_TO: bound}
+        return await self._journals.producer.send(encode_action(action), attributes)
 
     async def purge(self) -> PartitionOffset:
         action = Purge(
             self.key, datetime.now(UTC), PurgeHeader(self._origin, self._journals.version)
         )
-        return await self._journals.producer.send(encode_action(action))
+        attributes = {sem.ACTION: "purge"} if recording() else None
+        return await self._journals.producer.send(encode_action(action), attributes)
 
     async def mark(self, id: str | None = None) -> PartitionOffset:
         """Write a barrier record (no storage effect) and return where it landed."""
@@ -291,4 +307,5 @@ class Journal:
             datetime.now(UTC),
             MarkHeader(id or str(uuid.uuid4()), self._origin, self._journals.version),
         )
-        return await self._journals.producer.send(encode_action(action))
+        attributes = {sem.ACTION: "mark"} if recording() else None
+        return await self._journals.producer.send(encode_action(action), attributes)

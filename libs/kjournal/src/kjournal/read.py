@@ -14,9 +14,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import TypeVar
+
+from opentelemetry.trace import Span
 
 from kjournal.errors import JournalQuarantined, TopicRepartitioned
 from kjournal.fold.head_info import HeadInfo, fold_head_info
@@ -34,7 +38,23 @@ from kjournal.model.head import JournalHead
 from kjournal.model.replication import replication_lag
 from kjournal.ports import EventualReader
 from kjournal.tail import PartitionOffsets, Tail, TailScanner, TailSource
+from kjournal.tracing import conventions as sem
+from kjournal.tracing import span
 from kjournal.wire.events import decode_events
+
+T = TypeVar("T")
+
+
+PHASE_SECONDS = "kjournal_read_phase_seconds"
+"""How long each step of a read's start took (`phase`: end_offset, pointer2, head, tail)."""
+
+
+async def _phase(name: str, step: Awaitable[T], key: Key, partition: int, metrics: Metrics) -> T:
+    started = time.perf_counter()
+    with span(name, attributes={sem.TOPIC: key.topic, sem.PARTITION: partition}):
+        result = await step
+    metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase=name.replace(" ", "_"))
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +74,17 @@ class JournalView:
     def unreplicated_offsets(self) -> int:
         """The partition's records not replicated yet, counted from offset 0 (replication_status)."""
         return replication_lag(0, self.end_offset, self.pointer2)
+
+
+def _pending(tail_span: Span, head: JournalHead | None, tail: Tail, info: HeadInfo) -> None:
+    """The tail's extent on its span, and a delete or purge it holds as an event."""
+    tail_span.set_attribute("kjournal.tail.actions", info.actions)
+    tail_span.set_attribute("kjournal.tail.offsets", tail.end - tail.start)
+    if info.purged_at is not None:
+        tail_span.add_event("pending purge", {sem.MESSAGING_KAFKA_OFFSET: info.purged_at})
+    before = head.delete_to if head is not None else None
+    if info.delete_to is not None and info.delete_to != before and info.purged_at is None:
+        tail_span.add_event("pending delete", {sem.DELETE_TO: int(info.delete_to)})
 
 
 def event_records(append: Append, partition: int, offset: int) -> list[EventRecord]:
@@ -93,12 +124,27 @@ class JournalReader:
     async def view(self, key: Key) -> JournalView:
         partition = await self._offsets.partition(key)
         end, pointer2 = await asyncio.gather(
-            self._offsets.end_offset(key.topic, partition),
-            self._eventual.pointer2(key.topic, partition),
+            _phase(
+                "end offset",
+                self._offsets.end_offset(key.topic, partition),
+                key,
+                partition,
+                self._metrics,
+            ),
+            _phase(
+                "pointer2",
+                self._eventual.pointer2(key.topic, partition),
+                key,
+                partition,
+                self._metrics,
+            ),
         )
-        head, quarantined = await asyncio.gather(
-            self._eventual.head(key), self._eventual.quarantined(key)
-        )
+        started = time.perf_counter()
+        with span("head", attributes={sem.JOURNAL_ID: key.id}):
+            head, quarantined = await asyncio.gather(
+                self._eventual.head(key), self._eventual.quarantined(key)
+            )
+        self._metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="head")
         if head is not None and head.partition_offset.partition != partition:
             raise TopicRepartitioned(key.topic, key.id, head.partition_offset.partition, partition)
         if quarantined is not None:
@@ -106,16 +152,30 @@ class JournalReader:
                 key.topic, key.id, quarantined.partition, quarantined.offset, quarantined.reason
             )
         start = 0 if pointer2 is None else pointer2 + 1
-        tail = Tail(start, end) if start >= end else await self._tail(key, partition, start, end)
-        return JournalView(
-            key, partition, end, pointer2, head, tail, fold_head_info(head, tail.actions)
-        )
+        if start >= end:
+            tail = Tail(start, end)
+            info = fold_head_info(head, tail.actions)
+        else:
+            started = time.perf_counter()
+            with span("tail", attributes={sem.PARTITION: partition}) as tail_span:
+                tail = await self._tail(key, partition, start, end, tail_span)
+                info = fold_head_info(head, tail.actions)
+                if tail_span is not None:
+                    _pending(tail_span, head, tail, info)
+            self._metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="tail")
+        return JournalView(key, partition, end, pointer2, head, tail, info)
 
-    async def _tail(self, key: Key, partition: int, start: int, end: int) -> Tail:
+    async def _tail(
+        self, key: Key, partition: int, start: int, end: int, tail_span: Span | None = None
+    ) -> Tail:
         if self._cache is not None:
             cached = await self._cache.tail(key, partition, start, end)
             if cached is not None:
+                if tail_span is not None:
+                    tail_span.set_attribute(sem.TAIL_CACHE, "hit")
                 return cached
+        if tail_span is not None:
+            tail_span.set_attribute(sem.TAIL_CACHE, "unknown" if self._cache else "disabled")
         return await self._scanner.tail(key, partition, start, end)
 
     async def read(

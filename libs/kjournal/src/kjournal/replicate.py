@@ -42,6 +42,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
 
+from opentelemetry.trace import get_current_span
+
 from kjournal.errors import FormatError, InvalidInput
 from kjournal.fold.batch import Appends, DeleteBatch, fold_batches
 from kjournal.fold.plan import InsertRows, Plan, Step, plan_append, plan_delete, plan_purge
@@ -63,6 +65,7 @@ from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.ports import ReplicatedStore
+from kjournal.tracing import conventions as sem
 from kjournal.wire.events import decode_events
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
@@ -506,6 +509,17 @@ def _quarantined_records(
     if error is not None:
         record = journal.raw[cutoff]
         records.append(_quarantined(key, record, error, now))
+        current = get_current_span()
+        if current.is_recording():
+            current.add_event(
+                "quarantined",
+                {
+                    sem.JOURNAL_ID: key.id,
+                    sem.MESSAGING_PARTITION: str(record.partition),
+                    sem.MESSAGING_KAFKA_OFFSET: cutoff,
+                    sem.REASON: error[:_MAX_REASON],
+                },
+            )
         log.warning(
             "quarantined record %s:%d offset %d of journal %s: %s",
             key.topic,
@@ -528,6 +542,18 @@ def _quarantined_records(
         reason = why if own is None else f"{why}; {own}"
         records.append(_quarantined(key, record, reason, now))
     if later:
+        current = get_current_span()
+        if current.is_recording():
+            current.add_event(
+                "parked",
+                {
+                    sem.JOURNAL_ID: key.id,
+                    sem.RECORDS: len(later),
+                    "kjournal.offset.first": later[0][0].offset,
+                    "kjournal.offset.last": later[-1][0].offset,
+                    "kjournal.behind_offset": cutoff,
+                },
+            )
         log.warning(
             "parked %d record(s) of journal %s, offsets %d..%d, behind offset %d",
             len(later),

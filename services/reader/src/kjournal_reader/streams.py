@@ -29,14 +29,16 @@ def ndjson_response(
     http: HttpSettings,
     items: AsyncIterator[T] | Prefetched[T],
     encode: Callable[[T], Any],
+    count_attribute: str | None = None,
 ) -> StreamingResponse:
-    """`items` as NDJSON (prefetch them first, so that an early failure is a problem answer)."""
+    """`items` as NDJSON (prefetch them first, so that an early failure is a problem answer);
+    `count_attribute`: the request span's attribute that gets the number of lines sent."""
     path = request.url.path
 
     def on_error(exc: Exception) -> dict[str, Any]:
         return stream_problem(exc, "GET", path)
 
     return StreamingResponse(
-        ndjson_chunks(items, encode, http.stream_chunk_bytes, on_error),
+        ndjson_chunks(items, encode, http.stream_chunk_bytes, on_error, count_attribute),
         media_type=NDJSON_CONTENT_TYPE,
     )

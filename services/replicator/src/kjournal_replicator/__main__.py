@@ -1,4 +1,5 @@
-"""`python -m kjournal_replicator`: settings from the environment, JSON log lines on stdout."""
+"""`python -m kjournal_replicator`: settings from the environment, JSON log lines on stdout,
+tracing from the standard `OTEL_*` variables (kjournal_service.tracing.setup)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import logging
 import sys
 
 from kjournal_service.logs import configure_logging
+from kjournal_service.tracing import configure_tracing
 from pydantic import ValidationError
 
 from kjournal_replicator.job import EXIT_START_FAILED, Replicator
 from kjournal_replicator.settings import ReplicatorSettings
+from kjournal_replicator.slice_span import SERVICE
 
 
 def main() -> int:
@@ -21,6 +24,9 @@ def main() -> int:
     except ValidationError as exc:
         logging.getLogger("kjournal_replicator").error("invalid settings: %s", exc)
         return EXIT_START_FAILED
+    setup = configure_tracing(SERVICE)
+    if setup is not None:
+        logging.getLogger("kjournal_replicator").info("tracing: %s", setup.exporter)
     replicator = Replicator(settings)
     replicator.install_signal_handlers()
     return replicator.run()

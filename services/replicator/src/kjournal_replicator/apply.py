@@ -8,6 +8,12 @@ forks workers from (a driver connection does not survive a fork).
 What comes back to the driver is one `SliceReport` per Kafka partition: the core's
 `ReplicationResult`, the metrics the core recorded while applying, and the replication latency of
 each record it applied. The driver turns them into metrics and the per-micro-batch log line.
+
+With tracing on (the worker sets up the SDK from the `OTEL_*` variables it inherits), each Kafka
+partition's slice is a CONSUMER span `process <topic>`, a child of the driver's micro-batch span
+(whose W3C context travels with the task), linked to the produce spans of its first
+`trace_links` traced records; the Cassandra spans of applying it are its children, and its
+quarantined records are events on it. A task's spans are flushed before it returns.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from kjournal.wire.record import ConsumedRecord
 from kjournal_replicator import worker_gc, zip_imports
 from kjournal_replicator.metrics import MetricsSnapshot
 from kjournal_replicator.settings import ApplySettings
+from kjournal_replicator.slice_span import flush_spans, slice_span, worker_tracing
 
 __all__ = [
     "COLUMNS",
@@ -83,11 +90,18 @@ class ApplyTask:
     cassandra: CassandraSettings
     apply: ApplySettings
     # Set per micro-batch: each Kafka partition's first offset not yet in Cassandra (see
-    # `check_nothing_skipped`).
+    # `check_nothing_skipped`), and the micro-batch span's W3C traceparent.
     first_needed: Mapping[tuple[str, int], int] = field(default_factory=dict)
+    trace_parent: str | None = None
 
     def __call__(self, rows: Iterable[Sequence[Any]]) -> Iterator[SliceReport]:
-        return apply_rows(rows, self.cassandra, self.apply, self.first_needed)
+        return apply_rows(
+            rows,
+            self.cassandra,
+            self.apply,
+            first_needed=self.first_needed,
+            trace_parent=self.trace_parent,
+        )
 
 
 def to_record(row: Sequence[Any]) -> ConsumedRecord:
@@ -108,16 +122,30 @@ def apply_rows(
     rows: Iterable[Sequence[Any]],
     cassandra: CassandraSettings,
     settings: ApplySettings,
+    *,
     first_needed: Mapping[tuple[str, int], int] | None = None,
+    trace_parent: str | None = None,
 ) -> Iterator[SliceReport]:
     """Apply the rows of one Spark partition with this worker's Cassandra store."""
     zip_imports.install()  # for the worker's next tasks
+    worker_tracing()
     records = [to_record(row) for row in rows]
     if records:
         store = _worker(cassandra, settings).store
-        yield from apply_records(
-            records, store, settings, first_needed, expiry_zone=cassandra.expiry_zone
-        )
+        try:
+            reports = list(
+                apply_records(
+                    records,
+                    store,
+                    settings,
+                    first_needed=first_needed,
+                    trace_parent=trace_parent,
+                    expiry_zone=cassandra.expiry_zone,
+                )
+            )
+        finally:
+            flush_spans()
+        yield from reports
 
 
 def check_nothing_skipped(
@@ -143,8 +171,9 @@ def apply_records(
     records: Iterable[ConsumedRecord],
     store: ReplicatedStore,
     settings: ApplySettings,
-    first_needed: Mapping[tuple[str, int], int] | None = None,
     *,
+    first_needed: Mapping[tuple[str, int], int] | None = None,
+    trace_parent: str | None = None,
     expiry_zone: tzinfo = UTC,
 ) -> Iterator[SliceReport]:
     """Apply every Kafka partition found in `records`, each whole and in offset order.
@@ -167,7 +196,15 @@ def apply_records(
 
     def apply(item: tuple[tuple[str, int], list[ConsumedRecord]]) -> SliceReport:
         (topic, partition), part = item
-        return _apply_slice(store, topic, partition, part, settings, expiry_zone)
+        with slice_span(topic, partition, part, trace_parent, settings.trace_links) as span:
+            report = _apply_slice(store, topic, partition, part, settings, expiry_zone)
+            if span is not None:
+                result = report.result
+                span.set_attribute("kjournal.events", result.events)
+                span.set_attribute("kjournal.journals", result.journals)
+                span.set_attribute("kjournal.quarantined", result.quarantined)
+                span.set_attribute("kjournal.attempts", report.attempts)
+            return report
 
     if not ordered:
         return

@@ -10,6 +10,9 @@
    milliseconds of overhead however few records it holds;
 3. check that every non-empty range came back, replay the executors' metrics, log one line.
 
+With tracing on, the micro-batch is a span (`micro-batch`) whose context goes with the tasks:
+their slice spans are its children (slice_span.py).
+
 Any failure raises out of foreachBatch: Spark then fails the query without committing the batch,
 the job exits non-zero, and the restart replays the batch from the checkpoint (re-applying is a
 no-op for what was already written). A task failure is retried by Spark first
@@ -26,12 +29,15 @@ from dataclasses import dataclass, field, replace
 
 from kjournal.errors import MicroBatchError
 from kjournal.metrics import Metrics
+from kjournal.tracing import conventions as sem
+from kjournal.tracing import span
 from pyspark.sql import DataFrame
 
 from kjournal_replicator.apply import COLUMNS, ApplyTask, SliceReport
 from kjournal_replicator.metrics import LATENCY, MICRO_BATCH_SECONDS, MICRO_BATCHES
 from kjournal_replicator.offsets import Pointer2, find_gaps
 from kjournal_replicator.ranges import OffsetRange, micro_batch_ranges
+from kjournal_replicator.slice_span import task_parent
 from kjournal_replicator.topic_watch import TopicWatch
 
 __all__ = ["MicroBatchHandler", "MicroBatchStatus", "MicroBatchSummary"]
@@ -116,7 +122,17 @@ class MicroBatchHandler:
         started = time.perf_counter()
         self.status.idle.clear()
         try:
-            summary = self._run(batch, batch_id, started)
+            with span("micro-batch", attributes={"kjournal.micro_batch.id": batch_id}) as traced:
+                summary = self._run(batch, batch_id, started)
+                if traced is not None:
+                    traced.set_attributes(
+                        {
+                            "kjournal.partitions": summary.partitions,
+                            sem.RECORDS: summary.records,
+                            sem.EVENTS: summary.events,
+                            "kjournal.quarantined": summary.quarantined,
+                        }
+                    )
         except Exception:
             self.status.failures += 1
             self._metrics.increment(MICRO_BATCHES, result="failed")
@@ -149,7 +165,7 @@ class MicroBatchHandler:
         rdd = batch.selectExpr(*COLUMNS).rdd
         if rdd.getNumPartitions() > self._max_tasks:
             rdd = rdd.coalesce(self._max_tasks)
-        task = self._task
+        task = replace(self._task, trace_parent=task_parent())
         if task.apply.fail_on_gap:
             task = replace(task, first_needed=self._first_needed(ranges))
         reports: list[SliceReport] = rdd.mapPartitions(task).collect()

@@ -127,6 +127,9 @@ class ApplySettings(BaseModel):
     """A task whose Kafka partitions take longer to apply (retries included) fails."""
     fail_on_gap: bool = True
     """Fail a micro-batch that would start a partition past pointer2 + 1 (offsets never replicated)."""
+    trace_links: int = Field(default=128, ge=0)
+    """With tracing on, the slice span links at most this many produce spans (those of its first
+    traced records, in offset order); its record count is an attribute."""
     gc_threshold: int = Field(default=worker_gc.DEFAULT_THRESHOLD, ge=0)
     """First-generation threshold of the workers' garbage collector (0: Python's 700); see
     worker_gc.py."""

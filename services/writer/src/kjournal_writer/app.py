@@ -73,4 +73,4 @@ def create_app(settings: Settings) -> FastAPI:
 
 def app_from_environment() -> FastAPI:
     """The app of one uvicorn worker process (`KJOURNAL_HTTP__WORKERS` > 1)."""
-    return environment_app(Settings, create_app)
+    return environment_app(Settings, create_app, "kjournal-writer")

@@ -25,7 +25,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from kjournal.model.action import ACTION_HEADER
+from kjournal.model.action import RESERVED_HEADERS
 from kjournal.model.expire_after import MAX_NANOS
 from kjournal.model.seq_nr import SEQ_NR_MAX
 
@@ -177,8 +177,12 @@ class AppendEnvelope(RequestModel):
     )
     headers: dict[HeaderName, str] = Field(
         default_factory=dict,
-        description=f"Kafka record headers (names not empty; {ACTION_HEADER} is the journal's own)",
-        json_schema_extra={"propertyNames": {"minLength": 1, "not": {"const": ACTION_HEADER}}},
+        description="Kafka record headers (names not empty; "
+        + ", ".join(sorted(RESERVED_HEADERS))
+        + " are the journal's own: the action, and the trace context of tracing)",
+        json_schema_extra={
+            "propertyNames": {"minLength": 1, "not": {"enum": [*sorted(RESERVED_HEADERS)]}}
+        },
     )
 
 

@@ -39,9 +39,13 @@ from cassandra.connection import ConnectionException
 from cassandra.policies import DCAwareRoundRobinPolicy, RetryPolicy, TokenAwarePolicy
 from cassandra.protocol import ErrorMessage, UnauthorizedErrorMessage
 from cassandra.query import PreparedStatement, Statement, tuple_factory
+from opentelemetry.trace import Span, StatusCode
 
 from kjournal.cassandra.settings import CassandraSettings, Consistency
+from kjournal.cassandra.spans import start_cql_span
 from kjournal.errors import CassandraUnavailable, DeadlineExceeded, KJournalError, SchemaError
+from kjournal.tracing import conventions as sem
+from kjournal.tracing import recording
 
 __all__ = [
     "READ_PROFILE",
@@ -177,10 +181,11 @@ class Pager:
 
     The request starts at construction (so several pagers can be in flight at once). After a page
     arrives the next one is requested immediately, while the caller works on the current one: at
-    most two pages are ever held.
+    most two pages are ever held. With tracing on, each page is a CLIENT span (`SELECT <table>`)
+    from its request to its arrival, with the rows it brought.
     """
 
-    __slots__ = ("_exhausted", "_future", "_loop", "_waiter", "_what")
+    __slots__ = ("_exhausted", "_future", "_loop", "_span", "_statement", "_waiter", "_what")
 
     def __init__(
         self,
@@ -195,6 +200,8 @@ class Pager:
         self._what = what
         self._exhausted = False
         self._waiter: asyncio.Future[Sequence[Row]] = self._loop.create_future()
+        self._statement = statement
+        self._span: Span | None = start_cql_span(statement) if recording() else None
         with driver_errors(what):
             self._future: ResponseFuture = session.execute_async(
                 statement, params, execution_profile=profile
@@ -226,21 +233,36 @@ class Pager:
             return None
         try:
             rows = await self._waiter
-        except KJournalError:
-            raise
-        except Exception as exc:
+        except BaseException as exc:
+            self._end_span(exc)
+            if isinstance(exc, KJournalError) or not isinstance(exc, Exception):
+                raise
             self._exhausted = True
             translated = translate_error(exc, self._what)
             if translated is None:
                 raise
             raise translated from exc
+        if self._span is not None:
+            self._span.set_attribute(sem.DB_RETURNED_ROWS, len(rows))
+            self._end_span(None)
         if self._future.has_more_pages:
             self._waiter = self._loop.create_future()
+            if recording():
+                self._span = start_cql_span(self._statement)
             with driver_errors(self._what):
                 self._future.start_fetching_next_page()
         else:
             self._exhausted = True
         return rows
+
+    def _end_span(self, error: BaseException | None) -> None:
+        span, self._span = self._span, None
+        if span is None:
+            return
+        if isinstance(error, Exception):
+            span.record_exception(error)
+            span.set_status(StatusCode.ERROR, type(error).__name__)
+        span.end()
 
     async def rows(self) -> AsyncIterator[Row]:
         while (page := await self.next_page()) is not None:
@@ -251,6 +273,7 @@ class Pager:
         """Stop paging; a page in flight is dropped when it arrives."""
         self._exhausted = True
         self._future.clear_callbacks()
+        self._end_span(None)
         if not self._waiter.done():
             self._waiter.cancel()
 

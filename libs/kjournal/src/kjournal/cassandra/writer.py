@@ -15,6 +15,10 @@ that matters. CQL batches run concurrently through the driver's callback machine
 Head lookups are grouped the same way: one query reads the heads of up to `HEAD_LOOKUP_GROUP`
 journals (IN on both the bucket and the id). Every statement is an idempotent upsert or delete,
 so the driver may retry it. Synchronous on purpose: the replicator runs inside Spark tasks.
+
+With tracing on, each call is a Cassandra CLIENT span under the caller's (the replicator's slice
+span): `SELECT <table>` for reads (the requests made), `BATCH` for each wave of writes (its CQL
+batches and statements), `INSERT`/`UPDATE <table>` for single writes.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 from cassandra.cluster import Session
 from cassandra.concurrent import execute_concurrent, execute_concurrent_with_args
 from cassandra.query import BatchStatement, BatchType, PreparedStatement, Statement
+from opentelemetry.trace import StatusCode
 
 from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
@@ -40,6 +45,7 @@ from kjournal.cassandra.segments import (
 )
 from kjournal.cassandra.session import READ_PROFILE, WRITE_PROFILE, driver_errors, translate_error
 from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.spans import cql_span, statement_span
 from kjournal.cassandra.statements import conflicts, journal, metajournal, pointer2, quarantine
 from kjournal.fold.plan import (
     DeleteHead,
@@ -54,6 +60,7 @@ from kjournal.model import EventRecord, Key
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
+from kjournal.tracing import conventions as sem
 
 __all__ = [
     "DEFAULT_MAX_BATCH_BYTES",
@@ -148,7 +155,10 @@ class CassandraReplicatedStore:
             statement = self._pointer2.insert.bind((topic, partition, offset, now, now))
         else:
             statement = self._pointer2.update.bind((offset, now, topic, partition))
-        with driver_errors(f"writing pointer2 of {topic}:{partition}"):
+        with (
+            statement_span(statement),
+            driver_errors(f"writing pointer2 of {topic}:{partition}"),
+        ):
             self._session.execute(statement, execution_profile=WRITE_PROFILE)
 
     def heads(self, keys: Sequence[Key]) -> list[JournalHead | None]:
@@ -236,13 +246,21 @@ class CassandraReplicatedStore:
                     owners.append(batch.owners)
                     yield batch.request(), None
 
-            results = execute_concurrent(
-                self._session,
-                requests(),
-                concurrency=self._concurrency,
-                raise_on_first_error=False,
-                execution_profile=WRITE_PROFILE,
-            )
+            with cql_span("BATCH", "journal", None, **{"kjournal.wave": wave}) as batch_span:
+                results = execute_concurrent(
+                    self._session,
+                    requests(),
+                    concurrency=self._concurrency,
+                    raise_on_first_error=False,
+                    execution_profile=WRITE_PROFILE,
+                )
+                if batch_span is not None:
+                    batch_span.set_attribute("kjournal.requests", len(owners))
+                    batch_span.set_attribute(sem.DB_BATCH_SIZE, sum(len(o) for o in owners))
+                    failed = sum(1 for ok, _ in results if not ok)
+                    if failed:
+                        batch_span.set_attribute("kjournal.requests.failed", failed)
+                        batch_span.set_status(StatusCode.ERROR, "a CQL batch failed")
             for indexes, (ok, outcome) in zip(owners, results, strict=True):
                 if ok:
                     continue
@@ -291,7 +309,10 @@ class CassandraReplicatedStore:
         statements = [
             (self._conflicts.bind(conflicts.insert_values(conflict)), None) for conflict in records
         ]
-        with driver_errors("recording conflicting duplicates"):
+        with (
+            statement_span(self._conflicts, **{sem.DB_BATCH_SIZE: len(statements)}),
+            driver_errors("recording conflicting duplicates"),
+        ):
             execute_concurrent(
                 self._session,
                 statements,
@@ -304,7 +325,10 @@ class CassandraReplicatedStore:
             (self._quarantine.insert.bind(quarantine.insert_values(record)), None)
             for record in records
         ]
-        with driver_errors("writing quarantined records"):
+        with (
+            statement_span(self._quarantine.insert, **{sem.DB_BATCH_SIZE: len(statements)}),
+            driver_errors("writing quarantined records"),
+        ):
             execute_concurrent(
                 self._session,
                 statements,
@@ -317,7 +341,7 @@ class CassandraReplicatedStore:
         # One scan of the (normally tiny) set of quarantined journals per slice, rather than a
         # query per journal; only the journals found there are looked at closer.
         wanted = set(ids)
-        with driver_errors(what):
+        with statement_span(self._quarantine.journals), driver_errors(what):
             listed = self._session.execute(
                 self._quarantine.journals.bind(()), execution_profile=READ_PROFILE
             )
@@ -383,7 +407,7 @@ class CassandraReplicatedStore:
         return statement
 
     def _one(self, statement: PreparedStatement, values: tuple[Any, ...], what: str) -> Any:
-        with driver_errors(what):
+        with statement_span(statement), driver_errors(what):
             return self._session.execute(
                 statement.bind(values), execution_profile=READ_PROFILE
             ).one()
@@ -394,7 +418,7 @@ class CassandraReplicatedStore:
         """The rows of each bound statement, read concurrently; the first error is raised."""
         if not args:
             return []
-        with driver_errors(what):
+        with statement_span(statement, **{"kjournal.requests": len(args)}), driver_errors(what):
             results = execute_concurrent_with_args(
                 self._session,
                 statement,

@@ -6,8 +6,10 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 
 from kjournal.cli import commands
+from kjournal.cli.tracing import traced
 from kjournal.client import Client
 from kjournal.errors import KJournalError
 
@@ -51,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--reader", default=os.environ.get("KJOURNAL_READER_URL", DEFAULT_READER_URL)
     )
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="run the command as one OpenTelemetry trace and print its id on stderr",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     append = _journal(
@@ -107,7 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        with Client(args.writer, args.reader, timeout=args.timeout) as client:
+        with (
+            traced(args.command) if args.trace else nullcontext(),
+            Client(args.writer, args.reader, timeout=args.timeout) as client,
+        ):
             code: int = args.run(args, client)
     except KJournalError as exc:
         sys.stderr.write(f"kjournal: error: {type(exc).__name__}: {exc}\n")

@@ -19,6 +19,7 @@ from kjournal.client._base import (
     error_for_response,
     journal_id_of_line,
     merged_headers,
+    trace_context,
 )
 from kjournal.model import (
     SEQ_NR_MAX,
@@ -84,7 +85,11 @@ class AsyncClient(BaseClient):
             attempt += 1
             try:
                 response = await self._http.request(
-                    call.method, call.url, params=call.params, json=call.json
+                    call.method,
+                    call.url,
+                    params=call.params,
+                    json=call.json,
+                    headers=trace_context(),
                 )
             except httpx.TransportError as exc:
                 first_failure = first_failure or time.monotonic()
@@ -129,7 +134,9 @@ class AsyncClient(BaseClient):
         cursor = self._read_cursor(key, from_, to, limit)
         while True:
             try:
-                async with self._http.stream("GET", cursor.url, params=cursor.params()) as response:
+                async with self._http.stream(
+                    "GET", cursor.url, params=cursor.params(), headers=trace_context()
+                ) as response:
                     if not response.is_success:
                         await response.aread()
                         cursor.rejected(response)
@@ -157,7 +164,9 @@ class AsyncClient(BaseClient):
 
     async def ids(self, topic: str) -> AsyncGenerator[str, None]:
         """The ids of the topic's replicated journals (streamed; not resumed after a failure)."""
-        async with self._http.stream("GET", self._ids_url(topic)) as response:
+        async with self._http.stream(
+            "GET", self._ids_url(topic), headers=trace_context()
+        ) as response:
             if not response.is_success:
                 await response.aread()
                 raise error_for_response(response)

@@ -19,6 +19,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Generic, TypeVar
 
 import httpx
+from opentelemetry import propagate
 from pydantic import ValidationError
 
 from kjournal.api.convert import (
@@ -69,6 +70,7 @@ __all__ = [
     "decode_line",
     "error_for_response",
     "journal_path",
+    "trace_context",
     "transport_error",
 ]
 
@@ -226,6 +228,14 @@ def base_url(url: str | None, service: str) -> str:
     if not url:
         raise KJournalError(f"no {service} URL configured for this client")
     return url.rstrip("/")
+
+
+def trace_context() -> dict[str, str]:
+    """The caller's current trace context as request headers (W3C `traceparent` by default,
+    as `OTEL_PROPAGATORS` says), so its trace continues in the services; empty without one."""
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
 
 
 def merged_headers(headers: Mapping[str, str] | None) -> dict[str, str]:

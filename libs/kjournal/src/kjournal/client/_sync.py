@@ -18,6 +18,7 @@ from kjournal.client._base import (
     error_for_response,
     journal_id_of_line,
     merged_headers,
+    trace_context,
 )
 from kjournal.model import (
     SEQ_NR_MAX,
@@ -83,7 +84,11 @@ class Client(BaseClient):
             attempt += 1
             try:
                 response = self._http.request(
-                    call.method, call.url, params=call.params, json=call.json
+                    call.method,
+                    call.url,
+                    params=call.params,
+                    json=call.json,
+                    headers=trace_context(),
                 )
             except httpx.TransportError as exc:
                 first_failure = first_failure or time.monotonic()
@@ -126,7 +131,9 @@ class Client(BaseClient):
         cursor = self._read_cursor(key, from_, to, limit)
         while True:
             try:
-                with self._http.stream("GET", cursor.url, params=cursor.params()) as response:
+                with self._http.stream(
+                    "GET", cursor.url, params=cursor.params(), headers=trace_context()
+                ) as response:
                     if not response.is_success:
                         response.read()
                         cursor.rejected(response)
@@ -154,7 +161,7 @@ class Client(BaseClient):
 
     def ids(self, topic: str) -> Generator[str, None, None]:
         """The ids of the topic's replicated journals (streamed; not resumed after a failure)."""
-        with self._http.stream("GET", self._ids_url(topic)) as response:
+        with self._http.stream("GET", self._ids_url(topic), headers=trace_context()) as response:
             if not response.is_success:
                 response.read()
                 raise error_for_response(response)

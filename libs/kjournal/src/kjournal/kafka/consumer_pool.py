@@ -16,6 +16,7 @@ from kjournal.errors import DeadlineExceeded
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
 from kjournal.metrics import Metrics, NoopMetrics
+from kjournal.tracing import span
 
 log = logging.getLogger(__name__)
 
@@ -59,20 +60,28 @@ class ConsumerPool:
 
     @contextlib.asynccontextmanager
     async def acquire(self) -> AsyncIterator[AIOKafkaConsumer]:
-        """A consumer with no assignment; returned to the pool (unassigned) afterwards."""
+        """A consumer with no assignment; returned to the pool (unassigned) afterwards. With
+        tracing on, waiting for it (and creating it) is a span, `consumer acquire`."""
         started = time.perf_counter()
-        try:
-            async with asyncio.timeout(self._settings.acquire_timeout_s):
-                await self._slots.acquire()
-        except TimeoutError:
-            self._metrics.increment("kjournal_consumer_pool_timeouts_total")
-            raise DeadlineExceeded(
-                f"no Kafka consumer free within {self._settings.acquire_timeout_s} s "
-                f"(pool of {self._settings.max_size})"
-            ) from None
+        with span("consumer acquire") as acquiring:
+            try:
+                async with asyncio.timeout(self._settings.acquire_timeout_s):
+                    await self._slots.acquire()
+            except TimeoutError:
+                self._metrics.increment("kjournal_consumer_pool_timeouts_total")
+                raise DeadlineExceeded(
+                    f"no Kafka consumer free within {self._settings.acquire_timeout_s} s "
+                    f"(pool of {self._settings.max_size})"
+                ) from None
+            if acquiring is not None:
+                acquiring.set_attribute("kjournal.consumer.created", not self._idle)
+            try:
+                consumer = self._idle.pop()[0] if self._idle else await self._create()
+            except BaseException:
+                self._slots.release()
+                raise
         healthy = False
         try:
-            consumer = self._idle.pop()[0] if self._idle else await self._create()
             self._metrics.observe(
                 "kjournal_consumer_acquire_seconds", time.perf_counter() - started
             )

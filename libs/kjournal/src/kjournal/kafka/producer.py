@@ -1,19 +1,31 @@
-"""Produces journal actions: acks=all, bounded delivery, one record per action, partitioned like Java."""
+"""Produces journal actions: acks=all, bounded delivery, one record per action, partitioned like Java.
+
+With tracing on, each record is sent under a PRODUCER span (`send <topic>`) whose W3C context
+travels in the record's headers (kjournal.tracing.record_headers), so the replicator can link its
+work to it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
+from opentelemetry import context
+from opentelemetry.trace import Span, SpanKind, StatusCode, set_span_in_context
+from opentelemetry.util.types import AttributeValue
 
 from kjournal.errors import OutcomeUnknown, RecordTooLarge
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.model import PartitionOffset
+from kjournal.tracing import conventions as sem
+from kjournal.tracing import recording, tracer
+from kjournal.tracing.record_headers import trace_headers
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ProducerRecordParts
 
@@ -74,26 +86,66 @@ class ActionProducer:
     async def partition(self, topic: str, key: bytes) -> int:
         return partition_for(key, await self._topics.count(topic))
 
-    def check_size(self, record: ProducerRecordParts) -> None:
+    def check_size(
+        self, record: ProducerRecordParts, headers: list[tuple[str, bytes]] | None = None
+    ) -> None:
         size = (
             len(record.key)
             + len(record.value or b"")
-            + sum(len(k) + len(v) for k, v in record.headers)
+            + sum(len(k) + len(v) for k, v in (record.headers if headers is None else headers))
             + _RECORD_OVERHEAD
         )
         if size > self._settings.max_record_bytes:
             raise RecordTooLarge(size, self._settings.max_record_bytes)
 
-    async def send(self, record: ProducerRecordParts) -> PartitionOffset:
+    async def send(
+        self,
+        record: ProducerRecordParts,
+        span_attributes: Mapping[str, AttributeValue] | None = None,
+    ) -> PartitionOffset:
         """Produce and wait for the broker's acknowledgement, at most `delivery_timeout_ms`.
 
         Beyond it, or when the producer gave the record up after retriable errors, OutcomeUnknown
-        (504): the record may still land while aiokafka finishes the request
-        in flight, but no later than about `delivery_timeout_ms` after it was sent
-        (`producer_options`).
+        (504): the record may still land while aiokafka finishes the request in flight, but no
+        later than about `delivery_timeout_ms` after it was sent (`producer_options`).
+        `span_attributes` are added to the produce span (when tracing is on).
         """
-        self.check_size(record)
+        if not recording():
+            return await self._send(record, record.headers, None)
+        attributes: dict[str, AttributeValue] = {
+            sem.MESSAGING_SYSTEM: sem.KAFKA,
+            sem.MESSAGING_OPERATION_TYPE: "send",
+            sem.MESSAGING_OPERATION_NAME: "send",
+            sem.MESSAGING_DESTINATION: record.topic,
+            sem.MESSAGING_KAFKA_KEY: record.key.decode("utf-8", "replace"),
+            sem.MESSAGING_BODY_SIZE: len(record.value or b""),
+        }
+        if span_attributes:
+            attributes.update(span_attributes)
+        span = tracer().start_span(
+            f"send {record.topic}", kind=SpanKind.PRODUCER, attributes=attributes
+        )
+        token = context.attach(set_span_in_context(span))
+        try:
+            headers = [*record.headers, *trace_headers(span.get_span_context())]
+            position = await self._send(record, headers, span)
+            span.set_attribute(sem.MESSAGING_KAFKA_OFFSET, position.offset)
+            return position
+        except Exception as exc:
+            span.record_exception(exc, escaped=True)
+            span.set_status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            context.detach(token)
+            span.end()
+
+    async def _send(
+        self, record: ProducerRecordParts, headers: list[tuple[str, bytes]], span: Span | None
+    ) -> PartitionOffset:
+        self.check_size(record, headers)
         partition = await self.partition(record.topic, record.key)
+        if span is not None:
+            span.set_attribute(sem.MESSAGING_PARTITION, str(partition))
         timeout_s = self._settings.delivery_timeout_ms / 1000
         try:
             async with asyncio.timeout(timeout_s):
@@ -106,7 +158,7 @@ class ActionProducer:
                         key=record.key,
                         partition=partition,
                         timestamp_ms=record.timestamp_ms,
-                        headers=record.headers,
+                        headers=headers,
                     )
                     try:
                         # shielded: on timeout only the wait stops, not aiokafka's own delivery

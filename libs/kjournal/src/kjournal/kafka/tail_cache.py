@@ -27,6 +27,7 @@ from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.model import Key
 from kjournal.ports import EventualReader
 from kjournal.tail import Tail
+from kjournal.tracing import untraced
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,9 @@ class _TopicCache:
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"kjournal-head-cache-{self.topic}")
+        # Started by the first read of the topic, but not part of that read (nor traced).
+        with untraced():
+            self._task = asyncio.create_task(self._run(), name=f"kjournal-head-cache-{self.topic}")
 
     async def stop(self) -> None:
         await cancel_and_wait(self._task)

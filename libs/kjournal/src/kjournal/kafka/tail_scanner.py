@@ -1,4 +1,8 @@
-"""Reading one journal's unreplicated tail out of its partition, and partitions' offsets."""
+"""Reading one journal's unreplicated tail out of its partition, and partitions' offsets.
+
+With tracing on, the seek is a span (`consumer seek`) and each poll a CONSUMER span
+(`poll <topic>`, messaging semantic conventions) with the records it brought.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from opentelemetry.trace import SpanKind
 
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.errors import kafka_errors
@@ -14,6 +19,8 @@ from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.model import ActionRecord, Key
 from kjournal.tail import Tail, TailBuilder
+from kjournal.tracing import conventions as sem
+from kjournal.tracing import span
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
@@ -86,12 +93,23 @@ class KafkaTailScanner:
         async with self._pool.acquire() as consumer:
             consumer.assign([tp])
             seek_started = time.perf_counter()
-            consumer.seek(tp, start)
+            with span("consumer seek", attributes={sem.MESSAGING_KAFKA_OFFSET: start}):
+                consumer.seek(tp, start)
             self._metrics.observe("kjournal_kafka_seek_seconds", time.perf_counter() - seek_started)
             async for record in self._scan(consumer, tp, end, wanted):
                 action = decode_action_record(record)
                 if action is not None:
                     yield action
+
+    @staticmethod
+    def _poll_attributes(tp: TopicPartition) -> dict[str, str]:
+        return {
+            sem.MESSAGING_SYSTEM: sem.KAFKA,
+            sem.MESSAGING_OPERATION_TYPE: "receive",
+            sem.MESSAGING_OPERATION_NAME: "poll",
+            sem.MESSAGING_DESTINATION: tp.topic,
+            sem.MESSAGING_PARTITION: str(tp.partition),
+        }
 
     async def _scan(
         self, consumer: AIOKafkaConsumer, tp: TopicPartition, end: int, wanted: bytes
@@ -101,12 +119,17 @@ class KafkaTailScanner:
         max_records = min(_FIRST_POLL_RECORDS, self._max_poll_records)
         while position < end - 1:
             poll_started = time.perf_counter()
-            with kafka_errors(tp.topic):
+            with (
+                span(f"poll {tp.topic}", SpanKind.CONSUMER, self._poll_attributes(tp)) as polled,
+                kafka_errors(tp.topic),
+            ):
                 # Fetches are bounded by compressed bytes; bounding the records materialized per
                 # poll (sized from the last poll's records) bounds the memory they take.
                 batch = await consumer.getmany(
                     tp, timeout_ms=self._poll_timeout_ms, max_records=max_records
                 )
+                if polled is not None:
+                    polled.set_attribute(sem.MESSAGING_BATCH_COUNT, len(batch.get(tp, ())))
             self._metrics.observe("kjournal_kafka_poll_seconds", time.perf_counter() - poll_started)
             records = batch.get(tp, [])
             if not records:

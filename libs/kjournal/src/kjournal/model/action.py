@@ -15,6 +15,12 @@ from kjournal.model.seq_nr import SeqNr, SeqRange
 
 ACTION_HEADER = "journal.action"
 
+TRACE_HEADERS = frozenset({"traceparent", "tracestate"})
+"""W3C trace context of the record's produce span (docs/observability.md): infrastructure, never
+user headers. Appends refuse them as user headers and reads leave them out, whoever wrote them."""
+
+RESERVED_HEADERS = frozenset({ACTION_HEADER, *TRACE_HEADERS})
+
 
 @dataclass(frozen=True, slots=True)
 class AppendHeader:

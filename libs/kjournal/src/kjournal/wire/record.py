@@ -2,7 +2,9 @@
 
 A journal record: topic = key.topic, key = key.id as UTF-8, timestamp = the action's time in
 milliseconds, first header `journal.action` (JSON, see action_header), then (appends only) the user
-headers as UTF-8 strings; value = the events container for an append, null otherwise.
+headers as UTF-8 strings; value = the events container for an append, null otherwise. The
+producer adds the W3C trace headers of its span (`traceparent`, `tracestate`) when tracing is on;
+they are never user headers (`RESERVED_HEADERS`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from kjournal.model import (
     Purge,
     RecordMetadata,
 )
+from kjournal.model.action import RESERVED_HEADERS
 from kjournal.wire.action_header import decode_action_header, encode_action_header
 from kjournal.wire.events import encode_events
 
@@ -126,8 +129,8 @@ def encode_action(action: Action) -> ProducerRecordParts:
     value: bytes | None = None
     if isinstance(action, Append):
         for name, text in action.headers.items():
-            if name == ACTION_HEADER:
-                raise InvalidInput(f"{ACTION_HEADER} is reserved and cannot be a user header")
+            if name in RESERVED_HEADERS:
+                raise InvalidInput(f"{name} is reserved and cannot be a user header")
             try:
                 headers.append((name, text.encode("utf-8")))
             except UnicodeEncodeError as exc:
@@ -182,7 +185,7 @@ def append_action(
 def _user_headers(record: ConsumedRecord) -> dict[str, str]:
     result: dict[str, str] = {}
     for name, value in record.headers:
-        if name == ACTION_HEADER:
+        if name in RESERVED_HEADERS:
             continue
         try:
             result[name] = bytes(value).decode("utf-8")

@@ -7,6 +7,7 @@ from fastapi.responses import StreamingResponse
 from kjournal.api.convert import event_record_to_json, journal_status_out
 from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
+from kjournal.tracing import conventions as sem
 from kjournal_service.deps import HttpDep, JournalDep
 from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
@@ -45,7 +46,7 @@ async def events(
 ) -> StreamingResponse:
     # from > to is an empty range: no events (the journal must still exist, as for any range)
     records = await prefetch(journal.read(from_, to, limit))
-    return ndjson_response(request, http, records, event_record_to_json)
+    return ndjson_response(request, http, records, event_record_to_json, sem.EVENTS)
 
 
 @router.get(

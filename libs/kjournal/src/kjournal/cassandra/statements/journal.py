@@ -36,6 +36,7 @@ from kjournal.model import (
     PayloadType,
     TextPayload,
 )
+from kjournal.model.action import RESERVED_HEADERS
 from kjournal.wire import json_text
 from kjournal.wire.metadata_json import record_metadata_from_json, record_metadata_to_json
 
@@ -460,13 +461,20 @@ def _tags(value: str | Iterable[str] | None) -> frozenset[str]:
 
 def _headers(value: str | Mapping[str, str] | None) -> Mapping[str, str]:
     if not isinstance(value, str):
-        return dict(value) if value else _NO_HEADERS
+        return _user_headers(dict(value)) if value else _NO_HEADERS
     headers = _load_json(value)  # toJson: a JSON object, or null for an empty map
     if headers is None:
         return _NO_HEADERS
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         raise ValueError(f"headers are not an object of strings: {value}")
-    return cast(dict[str, str], headers) if headers else _NO_HEADERS
+    return _user_headers(cast(dict[str, str], headers)) if headers else _NO_HEADERS
+
+
+def _user_headers(headers: dict[str, str]) -> Mapping[str, str]:
+    """Without trace headers, which a replicator of another implementation may have stored."""
+    if not RESERVED_HEADERS.isdisjoint(headers):
+        headers = {name: v for name, v in headers.items() if name not in RESERVED_HEADERS}
+    return headers or _NO_HEADERS
 
 
 def event_record_from_row(row: tuple[Any, ...]) -> EventRecord:

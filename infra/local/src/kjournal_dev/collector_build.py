@@ -1,0 +1,139 @@
+"""The OpenTelemetry Collector of the local platform, built once from Go modules into the cache.
+
+The collector builder (go.opentelemetry.io/collector/cmd/builder) assembles a distribution with
+exactly what `up` needs: the OTLP receiver, the batch processor and the file exporter. Go modules
+come from the Go module proxy; nothing else is downloaded. The build is recorded by a marker
+naming the versions, so a version bump rebuilds and a second `up` does not.
+
+Go's caches go under the cache folder (`go/mod`, `go/build`, `go/path`, as kjournal-dev's other Go
+builds use), so removing the cache removes them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from kjournal_dev.config import DevConfig
+from kjournal_dev.errors import DevError
+
+__all__ = ["COLLECTOR_VERSION", "built_collector", "ensure_collector"]
+
+COLLECTOR_VERSION = "0.165.0"
+"""Of the builder and the components (the contrib file exporter is released with the core)."""
+PROVIDERS_VERSION = "1.71.0"  # the stable confmap providers released with it
+_GO_FALLBACK = Path("/usr/local/go/bin/go")
+_MARKER = ".complete"
+
+MANIFEST = f"""\
+dist:
+  name: otelcol-kjournal
+  description: OpenTelemetry Collector of the kjournal local platform
+  output_path: ./src
+  version: {COLLECTOR_VERSION}
+receivers:
+  - gomod: go.opentelemetry.io/collector/receiver/otlpreceiver v{COLLECTOR_VERSION}
+processors:
+  - gomod: go.opentelemetry.io/collector/processor/batchprocessor v{COLLECTOR_VERSION}
+exporters:
+  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter v{COLLECTOR_VERSION}
+providers:
+  - gomod: go.opentelemetry.io/collector/confmap/provider/fileprovider v{PROVIDERS_VERSION}
+  - gomod: go.opentelemetry.io/collector/confmap/provider/envprovider v{PROVIDERS_VERSION}
+"""
+
+
+def _home(config: DevConfig) -> Path:
+    return config.cache_dir / "otelcol" / f"otelcol-kjournal-{COLLECTOR_VERSION}"
+
+
+def built_collector(config: DevConfig) -> Path | None:
+    """The collector binary, if it was built for this version."""
+    home = _home(config)
+    binary = home / "src" / "otelcol-kjournal"
+    try:
+        marker = json.loads((home / _MARKER).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    wanted = {"collector": COLLECTOR_VERSION, "providers": PROVIDERS_VERSION}
+    return binary if marker == wanted and binary.is_file() else None
+
+
+def _go() -> str:
+    found = shutil.which("go") or (str(_GO_FALLBACK) if _GO_FALLBACK.is_file() else None)
+    if found is None:
+        raise DevError(
+            "Go is needed to build the OpenTelemetry Collector from Go modules (once): install Go "
+            "1.24 or newer (e.g. into /usr/local/go), or set KJOURNAL_DEV_COLLECTOR=false to run "
+            "without it (the services then export no spans)"
+        )
+    return found
+
+
+def _go_env(config: DevConfig, bin_dir: Path) -> dict[str, str]:
+    root = config.cache_dir / "go"
+    go_bin = str(Path(_go()).parent)
+    return {
+        **os.environ,
+        "PATH": go_bin + os.pathsep + os.environ.get("PATH", ""),  # the builder runs `go`
+        "GOPATH": str(root / "path"),
+        "GOMODCACHE": str(root / "mod"),
+        "GOCACHE": str(root / "build"),
+        "GOFLAGS": "-modcacherw",  # a module cache that `rm -rf` can delete
+        "GOTOOLCHAIN": "local",  # build with the Go that is installed, never fetch another
+        "CGO_ENABLED": "0",
+        "GOBIN": str(bin_dir),
+    }
+
+
+def _run(args: Sequence[str], cwd: Path, env: dict[str, str], log: Path) -> int:
+    with log.open("ab") as out:
+        out.write(f"$ {' '.join(args)}\n".encode())
+        out.flush()
+        return subprocess.run(
+            list(args), cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
+        ).returncode
+
+
+def ensure_collector(config: DevConfig, report: Callable[[str], None] | None = None) -> Path:
+    """The collector binary, built first if needed (a few minutes, once per version)."""
+    found = built_collector(config)
+    if found is not None:
+        return found
+    home = _home(config)
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    bin_dir = home / "bin"
+    env = _go_env(config, bin_dir)
+    log = home / "build.log"
+    if report is not None:
+        report(
+            f"building the OpenTelemetry Collector {COLLECTOR_VERSION} from Go modules "
+            f"(once; a few minutes), log: {log}"
+        )
+    builder = f"go.opentelemetry.io/collector/cmd/builder@v{COLLECTOR_VERSION}"
+    if _run([_go(), "install", "-trimpath", builder], home, env, log) != 0:
+        raise DevError(f"could not build the collector builder ({builder}); see {log}")
+    (home / "manifest.yaml").write_text(MANIFEST)
+    ocb = [str(bin_dir / "builder"), "--config", "manifest.yaml"]
+    if _run([*ocb, "--skip-compilation"], home, env, log) != 0:
+        # The builder's `go mod tidy` also resolves the components' test-only dependencies,
+        # and a proxy may not serve all of them (here: 403 for a test module of the file
+        # exporter). The build needs none of them: tidy tolerating that, then compile.
+        if not (home / "src" / "go.mod").is_file():
+            raise DevError(f"the collector builder failed; see {log}")
+        if _run([_go(), "mod", "tidy", "-e", "-compat=1.25"], home / "src", env, log) != 0:
+            raise DevError(f"resolving the collector's Go modules failed; see {log}")
+    ocb += ["--skip-generate", "--skip-get-modules"]
+    if _run(ocb, home, env, log) != 0:
+        raise DevError(f"compiling the collector failed; see {log}")
+    binary = home / "src" / "otelcol-kjournal"
+    if not binary.is_file():
+        raise DevError(f"the collector builder produced no binary; see {log}")
+    marker = {"collector": COLLECTOR_VERSION, "providers": PROVIDERS_VERSION}
+    (home / _MARKER).write_text(json.dumps(marker))
+    return binary

@@ -1,0 +1,156 @@
+"""A writer, a reader and a replicator of one fresh topic and keyspace, tracing to the platform's
+OpenTelemetry Collector (tests/support/platform.py points every process the tests start at it),
+and the spans the collector wrote."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from cassandra.cluster import Session
+from kjournal.cassandra.schema import migrate
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal_dev.platform import Endpoints
+from kjournal_dev.topics import create_topic, delete_topics
+from kjournal_dev.waterfall import Span, read_spans
+
+from tests.integration.services.support import RunningService, start_service, wait_for_topic
+from tests.integration.spark.support import ReplicatorProcess, replicator_env, wait_until
+from tests.support.platform import unique_name
+
+SPANS_WAIT_S = 90
+
+
+@pytest.fixture(scope="module")
+def spans_dir(platform: Endpoints) -> Path:
+    if platform.spans_dir is None:
+        pytest.fail(
+            "the platform runs no OpenTelemetry Collector (KJOURNAL_DEV_COLLECTOR=false?): "
+            "these tests read the spans it writes"
+        )
+    return platform.spans_dir
+
+
+@pytest.fixture(scope="module")
+def session(platform: Endpoints) -> Iterator[Session]:
+    settings = CassandraSettings(
+        contact_points=(platform.cassandra_host,), port=platform.cassandra_port
+    )
+    session = connect(settings)
+    yield session
+    session.cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def traced_keyspace(session: Session) -> Iterator[str]:
+    name = unique_name("kjtrace")
+    migrate(session, CassandraSettings(keyspace=name))
+    yield name
+    session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+
+
+@pytest.fixture(scope="module")
+def topics(kafka_bootstrap: str) -> Iterator[tuple[str, str]]:
+    """(replicated, not replicated): two fresh 4-partition journal topics."""
+    names = (unique_name("journal_trace"), unique_name("journal_tail"))
+    for name in names:
+        asyncio.run(create_topic(kafka_bootstrap, name, 4))
+        wait_for_topic(kafka_bootstrap, name)
+    yield names
+    asyncio.run(delete_topics(kafka_bootstrap, list(names)))
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("traced-services")
+
+
+def _cassandra(platform: Endpoints, keyspace: str) -> dict[str, str]:
+    return {
+        "KJOURNAL_CASSANDRA__CONTACT_POINTS": platform.cassandra_host,
+        "KJOURNAL_CASSANDRA__PORT": str(platform.cassandra_port),
+        "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
+    }
+
+
+@pytest.fixture(scope="module")
+def writer(platform: Endpoints, logs: Path) -> Iterator[RunningService]:
+    service = start_service(
+        "kjournal_writer",
+        {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap},
+        logs,
+        ready_path="/readyz",
+    )
+    yield service
+    service.stop()
+
+
+@pytest.fixture(scope="module")
+def reader(platform: Endpoints, traced_keyspace: str, logs: Path) -> Iterator[RunningService]:
+    service = start_service(
+        "kjournal_reader",
+        {
+            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap,
+            **_cassandra(platform, traced_keyspace),
+        },
+        logs,
+        ready_path="/readyz",
+    )
+    yield service
+    service.stop()
+
+
+@pytest.fixture(scope="module")
+def replicator(
+    platform: Endpoints, traced_keyspace: str, topics: tuple[str, str], logs: Path
+) -> Iterator[ReplicatorProcess]:
+    env = replicator_env(platform, traced_keyspace, re.escape(topics[0]), logs / "checkpoint")
+    process = ReplicatorProcess(env, logs / "replicator.log")
+
+    def started() -> bool:
+        try:
+            return process.health().get("query") == "active"
+        except OSError:
+            return False
+
+    try:
+        wait_until(started, 240, "the replication query to start", process)
+        yield process
+    finally:
+        if process.alive():
+            try:
+                process.terminate(60)
+            except Exception:
+                process.kill()
+
+
+class CollectedSpans:
+    """What the collector wrote, read again until a condition holds."""
+
+    def __init__(self, spans_dir: Path) -> None:
+        self.spans_dir = spans_dir
+
+    def wait_for(
+        self, what: str, found: Callable[[list[Span]], bool], mentioning: str
+    ) -> list[Span]:
+        deadline = time.monotonic() + SPANS_WAIT_S
+        while True:
+            spans = read_spans(self.spans_dir, mentioning=mentioning)
+            if found(spans):
+                return spans
+            if time.monotonic() > deadline:
+                names = sorted({(s.service, s.name, s.trace_id) for s in spans})
+                raise AssertionError(
+                    f"no {what} in {self.spans_dir} after {SPANS_WAIT_S} s: {names}"
+                )
+            time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def collected(spans_dir: Path) -> CollectedSpans:
+    return CollectedSpans(spans_dir)
