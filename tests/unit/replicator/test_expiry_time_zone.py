@@ -46,6 +46,7 @@ def test_the_replicator_task_takes_the_zone_from_the_cassandra_settings(
 
     monkeypatch.setattr(apply, "_worker", lambda cassandra, settings: Worker())
     monkeypatch.setattr(zip_imports, "install", lambda: None)  # a worker's import hook
+    monkeypatch.setattr(apply, "worker_tracing", lambda: None)  # a worker's tracer set-up
     monkeypatch.setattr(apply, "datetime", _FrozenClock)
     task = ApplyTask(CassandraSettings(expiry_time_zone=zone), ApplySettings())
 
