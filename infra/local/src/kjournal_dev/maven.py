@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -16,6 +18,8 @@ from kjournal_dev.errors import DevError
 
 _COMPLETE_MARKER = ".complete"
 MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
+FETCH_ATTEMPTS = 3
+RETRY_BACKOFF_S = 5.0
 _UNREACHABLE_HINTS = (
     "Could not transfer",
     "Connection refused",
@@ -134,12 +138,25 @@ def fetch(bundle: Bundle, config: DevConfig) -> Path:
         # route every repository through the one mirror.
         (Path(work) / "settings.xml").write_text(_settings(config.maven_repo_url or MAVEN_CENTRAL))
         cmd[1:1] = ["-s", str(Path(work) / "settings.xml")]
-        result = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False)
+        for attempt in range(1, FETCH_ATTEMPTS + 1):
+            result = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False)
+            output = result.stdout + result.stderr
+            unreachable = any(hint in output for hint in _UNREACHABLE_HINTS)
+            if result.returncode == 0 or not unreachable or attempt == FETCH_ATTEMPTS:
+                break
+            # a dropped connection to the repository is usually gone a few seconds later
+            wait_s = RETRY_BACKOFF_S * attempt
+            print(  # noqa: T201 - progress of a long fetch, as the CLI prints it
+                f"kjournal-dev: fetching {bundle.name} {bundle.version} failed to reach the "
+                f"repository (attempt {attempt} of {FETCH_ATTEMPTS}); retrying in {wait_s:g} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            time.sleep(wait_s)
     if result.returncode != 0:
         shutil.rmtree(partial, ignore_errors=True)
-        output = result.stdout + result.stderr
         where = config.maven_repo_url or "Maven Central"
-        if any(hint in output for hint in _UNREACHABLE_HINTS):
+        if unreachable:
             raise DevError(
                 f"cannot reach {where} to fetch {bundle.name} {bundle.version}: "
                 "check the network (or KJOURNAL_DEV_MAVEN_REPO), then run again"
