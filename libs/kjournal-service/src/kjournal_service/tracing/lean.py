@@ -264,14 +264,10 @@ class LeanTracer(trace_api.Tracer):
 
     def __init__(self, sdk: Tracer) -> None:
         self._sampler: Sampler = sdk.sampler
-        self._resource: Resource = sdk.resource
-        processor: SpanProcessor = sdk.span_processor
-        # One processor (the services have one): called directly, not through the SDK's loop.
-        single = getattr(processor, "_span_processors", None)
-        self._processor = single[0] if isinstance(single, tuple) and len(single) == 1 else processor
+        # The provider's processors (as they are when spans end: a processor added later counts)
+        self._processor: SpanProcessor = sdk.span_processor
         self._origin = _Origin(sdk.resource, sdk._instrumentation_scope, self._processor)
         self._ids: IdGenerator = sdk.id_generator
-        self._scope: InstrumentationScope = sdk._instrumentation_scope
         # The default sampler's decision, without its call: the parent's, or sampled for a root.
         self._parent_or_on = self._sampler.get_description() == _DEFAULT_SAMPLER
 
