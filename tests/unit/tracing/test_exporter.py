@@ -14,7 +14,6 @@ from kjournal_service.tracing.lean import LeanTracerProvider
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 
-
 RECEIVED: list[tuple[str, str, bytes]] = []
 
 
