@@ -123,7 +123,9 @@ def apply_rows(
     worker_tracing()
     records = [to_record(row) for row in rows]
     if records:
-        yield from apply_records(records, _worker(cassandra, settings).store, settings, trace_parent)
+        yield from apply_records(
+            records, _worker(cassandra, settings).store, settings, trace_parent
+        )
 
 
 def apply_records(
