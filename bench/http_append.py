@@ -47,6 +47,7 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from statistics import median
+from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from kjournal.kafka.producer import producer_options
@@ -92,20 +93,53 @@ def _payload(size: int, n: int) -> JsonValue:
     return {"n": n, "pad": "x" * max(0, size - 20)}
 
 
+def _wrk_command(url: str, topic: str, prefix: str, level: int, seconds: int, size: int):
+    command = ["wrk", "-t1", f"-c{level}", f"-d{seconds}s", "--timeout", "10s"]
+    return [*command, "-s", str(WRK_SCRIPT), url, "--", topic, prefix, str(level), str(size)]
+
+
 def wrk(url: str, topic: str, prefix: str, level: int, seconds: int, size: int) -> Result:
     """One wrk run; SystemExit if any answer was not a 2xx or a socket failed."""
-    command = ["wrk", "-t1", f"-c{level}", f"-d{seconds}s", "--timeout", "10s"]
-    command += ["-s", str(WRK_SCRIPT), url, "--", topic, prefix, str(level), str(size)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        _wrk_command(url, topic, prefix, level, seconds, size),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return _result(level, done.returncode, done.stdout, done.stderr, after, before)
+
+
+def wrk_side_by_side(
+    runs: dict[str, tuple[str, str]], topic: str, level: int, seconds: int, size: int
+) -> dict[str, Result]:
+    """One wrk per (url, prefix), all at once: each writer under the same host load."""
+    started = {
+        name: subprocess.Popen(
+            _wrk_command(url, topic, prefix, level, seconds, size),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name, (url, prefix) in runs.items()
+    }
+    results = {}
+    for name, process in started.items():
+        out, err = process.communicate()
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        results[name] = _result(level, process.returncode, out, err, usage, usage)
+    return results
+
+
+def _result(level: int, code: int, stdout: str, stderr: str, after: Any, before: Any) -> Result:
     figures = dict(
         line.removeprefix("bench.").split(" ", 1)
-        for line in done.stdout.splitlines()
+        for line in stdout.splitlines()
         if line.startswith("bench.")
     )
-    if done.returncode != 0 or "requests" not in figures:
-        raise SystemExit(f"wrk failed ({done.returncode}): {done.stderr.strip() or done.stdout}")
+    if code != 0 or "requests" not in figures:
+        raise SystemExit(f"wrk failed ({code}): {stderr.strip() or stdout}")
     errors = figures["socket_errors"]
     if figures["non_2xx"] != "0" or any(int(n.split()[-1]) for n in errors.split(",")):
         raise SystemExit(
@@ -162,6 +196,39 @@ async def raw_level(
     return Result(len(latencies), seconds, percentile(latencies, 0.5), percentile(latencies, 0.99))
 
 
+def side_by_side(
+    writers: dict[str, tuple[str, int]], topic: str, levels: list[int], args: Any
+) -> None:
+    """Both writers loaded at once, so that whatever else runs on the host weighs on both."""
+    for level in levels:
+        shares: dict[str, list[float]] = {}
+        rates: dict[str, list[float]] = {}
+        for round_ in range(args.rounds):
+            runs = {
+                mode: (url, f"side-{level}-{round_}-{mode}") for mode, (url, _) in writers.items()
+            }
+            before = {mode: cpu_seconds(pid) for mode, (_, pid) in writers.items()}
+            results = wrk_side_by_side(runs, topic, level, args.seconds, args.payload_bytes)
+            for mode, (_, pid) in writers.items():
+                used = cpu_seconds(pid) - before[mode]
+                result = results[mode]
+                shares.setdefault(mode, []).append(used / max(1, result.count))
+                rates.setdefault(mode, []).append(result.rate)
+                print(
+                    f"{level:>4} {mode:<3} side by side  {result.line():<40}  "
+                    f"{used / max(1, result.count) * 1000:7.3f} ms CPU/append",
+                    flush=True,
+                )
+        on, off = median(shares["on"]), median(shares["off"])
+        rate_on, rate_off = median(rates["on"]), median(rates["off"])
+        print(
+            f"tracing c={level} side by side (medians of {args.rounds}): writer CPU per append "
+            f"on {on * 1e3:.3f} ms, off {off * 1e3:.3f} ms, off/on {off / on:.3f} (the throughput "
+            f"a CPU-bound writer keeps: {(1 - off / on) * 100:.1f} % lost); appends/s on "
+            f"{rate_on:,.0f}, off {rate_off:,.0f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=int, default=10, help="measured seconds per level")
@@ -174,6 +241,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--rounds", type=int, default=1, help="measure each mode this often, alternating"
+    )
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="with --tracing off,on: also load both writers at once and compare CPU per append",
     )
     parser.add_argument(
         "--linger-ms", type=int, default=KafkaSettings().linger_ms, help="both producers' linger"
@@ -250,6 +322,8 @@ def main() -> None:
                         f"{host_cores:4.2f}{'':7}  {raw.line():<40}  {http.rate / raw.rate:7.2f}",
                         flush=True,
                     )
+        if args.side_by_side and "on" in modes and "off" in modes:
+            side_by_side(writers, topic, levels, args)
         if "on" in modes and "off" in modes:
             for level in levels:
                 on, off = median(rates[(level, "on")]), median(rates[(level, "off")])

@@ -372,6 +372,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
             phases: list[str | None] = [*params.tracing] or [None]
             for mode in phases:
                 if mode == "on":
+                    os.environ.update(tracing_env("on"))  # where this process's spans go
                     configure_tracing("kjournal-bench-appender")
                 # Resumes from the first one's checkpoint, with the default micro-batch size.
                 replicator = start_replicator(

@@ -34,6 +34,8 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         KJOURNAL_DEV_WRITER_PORT=str(_free_port()),
         KJOURNAL_DEV_READER_PORT=str(_free_port()),
         KJOURNAL_DEV_REPLICATOR_PORT=str(_free_port()),
+        KJOURNAL_DEV_OTLP_GRPC_PORT=str(_free_port()),
+        KJOURNAL_DEV_OTLP_HTTP_PORT=str(_free_port()),
     )
     env.update(overrides)
     return env
@@ -127,6 +129,8 @@ def test_up_runs_the_whole_system_end_to_end_and_down_leaves_nothing_behind(tmp_
         config.writer_port,
         config.reader_port,
         config.replicator_port,
+        config.otlp_grpc_port,
+        config.otlp_http_port,
     ]
     try:
         up = _cli(env, "up")
@@ -146,6 +150,7 @@ def test_up_runs_the_whole_system_end_to_end_and_down_leaves_nothing_behind(tmp_
         assert [line.split()[:2] for line in lines] == [
             ["kafka", "healthy"],
             ["cassandra", "healthy"],
+            ["collector", "healthy"],
             ["writer", "healthy"],
             ["reader", "healthy"],
             ["replicator", "healthy"],
@@ -153,12 +158,29 @@ def test_up_runs_the_whole_system_end_to_end_and_down_leaves_nothing_behind(tmp_
         pids = [int(line.split()[3]) for line in lines]
 
         _append_replicate_and_read_over_http(config)
+        _the_append_was_traced(env)
     finally:
         down = _cli(env, "down")
     assert down.returncode == 0, down.stderr
     assert not any(is_running(pid) for pid in pids)
     assert all(port_is_free("127.0.0.1", port) for port in ports)
     assert _cli(env, "status").returncode == 1
+
+
+def _the_append_was_traced(env: dict[str, str]) -> None:
+    """The services sent their spans to the collector `up` started; `trace` prints them."""
+    deadline = time.monotonic() + 60
+    while True:
+        listed = _cli(env, "trace")
+        assert listed.returncode == 0, listed.stderr
+        appends = [line for line in listed.stdout.splitlines() if "writer     POST" in line]
+        if appends or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert appends, listed.stdout
+    waterfall = _cli(env, "trace", appends[-1].split()[0])
+    assert waterfall.returncode == 0, waterfall.stderr
+    assert "send journal [producer]" in waterfall.stdout
 
 
 def _append_replicate_and_read_over_http(config: DevConfig) -> None:

@@ -20,7 +20,7 @@ from kjournal_service.tracing import TracingSetup, configure_tracing
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanKind
 
-__all__ = ["flush_spans", "slice_span", "task_parent", "worker_tracing"]
+__all__ = ["slice_span", "task_parent", "worker_tracing"]
 
 SERVICE = "kjournal-replicator"
 _NO_SPAN: AbstractContextManager[None] = nullcontext()
@@ -32,12 +32,6 @@ def worker_tracing() -> None:
     global _setup
     if _setup is None:
         _setup = configure_tracing(SERVICE)
-
-
-def flush_spans(timeout_s: float = 5.0) -> None:
-    """Send this worker's finished spans now: a worker may be stopped between tasks."""
-    if _setup is not None:
-        _setup.flush(timeout_s)
 
 
 def task_parent() -> str | None:

@@ -15,6 +15,7 @@ import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import context as context_api
@@ -59,8 +60,32 @@ _PLAIN_TYPES = frozenset(_PLAIN)
 _UNSET = Status(StatusCode.UNSET)
 
 
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    """What the spans of one tracer share."""
+
+    resource: Resource
+    scope: InstrumentationScope
+    processor: SpanProcessor
+
+
 class LeanSpan(trace_api.Span, ReadableSpan):
-    """A recording span; a `ReadableSpan` once ended (what processors and exporters read)."""
+    """A recording span; a `ReadableSpan` once ended (what processors and exporters read).
+
+    Fields that are rarely set (events, links, dropped counts, status, the exception flags) start
+    as class attributes, so that a span that sets none of them costs no more than its name, ids,
+    times and attributes.
+    """
+
+    _events: Sequence[Event] = ()
+    _links: Sequence[Link] = ()
+    _dropped_attributes = 0
+    _dropped_events = 0
+    _dropped_links = 0
+    _status = _UNSET
+    _record_exception = True
+    _set_status_on_exception = True
+    _instrumentation_info = None
 
     def __init__(
         self,
@@ -68,43 +93,39 @@ class LeanSpan(trace_api.Span, ReadableSpan):
         context: SpanContext,
         parent: SpanContext | None,
         kind: SpanKind,
-        resource: Resource,
-        scope: InstrumentationScope,
-        processor: SpanProcessor,
+        origin: _Origin,
         attributes: types.Attributes,
         links: Sequence[Link],
         start_time: int,
-        record_exception: bool,
-        set_status_on_exception: bool,
     ) -> None:
         self._name = name
         self._context = self._span_context = context
         self._parent = parent
         self._kind = kind
-        self._resource = resource
-        self._instrumentation_scope = scope
-        self._instrumentation_info = None
-        self._processor = processor
+        self._origin = origin
+        self._start_time = start_time
         self._end_time: int | None = None
-        self._dropped_attributes = 0
         if (
             attributes
             and len(attributes) <= LIMIT
-            and all(type(value) in _PLAIN for value in attributes.values())
+            and _PLAIN_TYPES.issuperset(map(type, attributes.values()))
         ):
             self._attributes: dict[str, types.AttributeValue] = dict(attributes)
         else:
             self._attributes = {}
             if attributes:
                 self.set_attributes(attributes)
-        self._events: list[Event] = []
-        self._dropped_events = 0
-        self._links: list[Link] = list(links[:LIMIT]) if links else []
-        self._dropped_links = max(0, len(links) - LIMIT) if links else 0
-        self._status = _UNSET
-        self._start_time = start_time
-        self._record_exception = record_exception
-        self._set_status_on_exception = set_status_on_exception
+        if links:
+            self._links = list(links[:LIMIT])
+            self._dropped_links = max(0, len(links) - LIMIT)
+
+    @property
+    def resource(self) -> Resource:
+        return self._origin.resource
+
+    @property
+    def instrumentation_scope(self) -> InstrumentationScope:
+        return self._origin.scope
 
     # --- the API ---------------------------------------------------------------------------------
 
@@ -129,6 +150,14 @@ class LeanSpan(trace_api.Span, ReadableSpan):
         attributes[key] = value
 
     def set_attributes(self, attributes: Mapping[str, types.AttributeValue]) -> None:
+        current = self._attributes
+        if (
+            self._end_time is None
+            and len(current) + len(attributes) <= LIMIT
+            and _PLAIN_TYPES.issuperset(map(type, attributes.values()))
+        ):
+            current.update(attributes)
+            return
         for key, value in attributes.items():
             self.set_attribute(key, value)
 
@@ -141,7 +170,9 @@ class LeanSpan(trace_api.Span, ReadableSpan):
             self._dropped_events += 1
             return
         cleaned = {k: c for k, v in (attributes or {}).items() if (c := _cleaned(v)) is not None}
-        self._events.append(Event(name, cleaned, timestamp or time.time_ns()))
+        if not self._events:
+            self._events = []
+        self._events.append(Event(name, cleaned, timestamp or time.time_ns()))  # type: ignore[attr-defined]
 
     def add_link(self, context: SpanContext, attributes: types.Attributes = None) -> None:
         if self._end_time is not None or not context.is_valid:
@@ -149,7 +180,9 @@ class LeanSpan(trace_api.Span, ReadableSpan):
         if len(self._links) >= LIMIT:
             self._dropped_links += 1
             return
-        self._links.append(Link(context, attributes))
+        if not self._links:
+            self._links = []
+        self._links.append(Link(context, attributes))  # type: ignore[attr-defined]
 
     def update_name(self, name: str) -> None:
         if self._end_time is None:
@@ -190,7 +223,7 @@ class LeanSpan(trace_api.Span, ReadableSpan):
         if self._end_time is not None:
             return
         self._end_time = end_time or time.time_ns()
-        self._processor.on_end(self)
+        self._origin.processor.on_end(self)
 
     def __exit__(self, exc_type: Any, exc_val: BaseException | None, exc_tb: Any) -> None:
         if exc_val is not None and self._end_time is None:
@@ -231,13 +264,10 @@ class LeanTracer(trace_api.Tracer):
 
     def __init__(self, sdk: Tracer) -> None:
         self._sampler: Sampler = sdk.sampler
-        self._resource: Resource = sdk.resource
-        processor: SpanProcessor = sdk.span_processor
-        # One processor (the services have one): called directly, not through the SDK's loop.
-        single = getattr(processor, "_span_processors", None)
-        self._processor = single[0] if isinstance(single, tuple) and len(single) == 1 else processor
+        # The provider's processors (as they are when spans end: a processor added later counts)
+        self._processor: SpanProcessor = sdk.span_processor
+        self._origin = _Origin(sdk.resource, sdk._instrumentation_scope, self._processor)
         self._ids: IdGenerator = sdk.id_generator
-        self._scope: InstrumentationScope = sdk._instrumentation_scope
         # The default sampler's decision, without its call: the parent's, or sampled for a root.
         self._parent_or_on = self._sampler.get_description() == _DEFAULT_SAMPLER
 
@@ -297,19 +327,13 @@ class LeanTracer(trace_api.Tracer):
             # processor drops it.
             return trace_api.NonRecordingSpan(span_context)
         span = LeanSpan(
-            name,
-            span_context,
-            parent,
-            kind,
-            self._resource,
-            self._scope,
-            self._processor,
-            attributes,
-            links,
+            name, span_context, parent, kind, self._origin, attributes, links,
             start_time or time.time_ns(),
-            record_exception,
-            set_status_on_exception,
-        )
+        )  # fmt: skip
+        if not record_exception:
+            span._record_exception = False
+        if not set_status_on_exception:
+            span._set_status_on_exception = False
         self._processor.on_start(span, parent_context=context)  # type: ignore[arg-type]
         return span
 

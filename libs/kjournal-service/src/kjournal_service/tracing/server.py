@@ -27,6 +27,29 @@ class ServerSpans:
         self.tracer = tracer
         self.propagator = propagate.get_global_textmap()
         self.fields = frozenset(name.encode("latin-1") for name in self.propagator.fields)
+        self._constants: dict[tuple[object, ...], dict[str, str | int]] = {}
+
+    def _constant(self, method: str, scope: Scope) -> dict[str, str | int]:
+        """The attributes that repeat from request to request on a connection (computed once per
+        method, scheme, protocol, server and client address)."""
+        server = scope.get("server")
+        client = scope.get("client")
+        key = (method, scope.get("scheme"), scope.get("http_version"), server, client and client[0])
+        known = self._constants.get(key)
+        if known is None:
+            known = {
+                "http.request.method": method,
+                "url.scheme": scope.get("scheme") or "http",
+                "network.protocol.version": scope.get("http_version") or "1.1",
+            }
+            if server:
+                known["server.address"], known["server.port"] = server[0], server[1]
+            if client:
+                known["client.address"] = client[0]
+            if len(self._constants) > 1024:
+                self._constants.clear()
+            self._constants[key] = known
+        return known
 
     def _parent(self, headers: Iterable[tuple[bytes, bytes]]) -> context_api.Context | None:
         carrier = {
@@ -43,21 +66,11 @@ class ServerSpans:
         method = scope.get("method") or "_OTHER"
         raw = scope.get("raw_path") or scope.get("path", "").encode()
         path, _, query = raw.partition(b"?")
-        attributes: dict[str, str | int] = {
-            "http.request.method": method,
-            "url.scheme": scope.get("scheme") or "http",
-            "url.path": path.decode("latin-1"),
-            "network.protocol.version": scope.get("http_version") or "1.1",
-        }
+        attributes = self._constant(method, scope).copy()
+        attributes["url.path"] = path.decode("latin-1")
         query = query or scope.get("query_string")
         if query:
             attributes["url.query"] = query.decode("latin-1")
-        server = scope.get("server")
-        if server:
-            attributes["server.address"], attributes["server.port"] = server
-        client = scope.get("client")
-        if client:
-            attributes["client.address"] = client[0]
         parent = self._parent(scope.get("headers") or ())
         span = self.tracer.start_span(
             method, context=parent, kind=SpanKind.SERVER, attributes=attributes
@@ -85,10 +98,14 @@ class ServerSpans:
             route = getattr(scope.get("route"), "path", None)
             if route:
                 span.update_name(f"{method} {route}")
-                span.set_attribute("http.route", route)
             if status:
-                span.set_attribute("http.response.status_code", status)
-                span.set_attribute("http.response.body.size", sent)
+                ended: dict[str, str | int] = {
+                    "http.response.status_code": status,
+                    "http.response.body.size": sent,
+                }
+                if route:
+                    ended["http.route"] = route
+                span.set_attributes(ended)
                 if status >= 500:
                     span.set_attribute("error.type", str(status))
                     span.set_status(StatusCode.ERROR)
