@@ -34,7 +34,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- define "kjournal.image" -}}
 {{- $image := .root.Values.image -}}
 {{- $repository := index $image.repositories .component -}}
-{{- $tag := $image.tag | default .root.Chart.AppVersion -}}
+{{- $tag := index ($image.tags | default dict) .component | default $image.tag | default .root.Chart.AppVersion -}}
 {{- if $image.registry -}}
 {{- printf "%s/%s:%s" $image.registry $repository $tag -}}
 {{- else -}}

@@ -64,6 +64,11 @@ spec:
             {{- end }}
           ports:
             - {name: http, containerPort: 8080, protocol: TCP}
+          lifecycle:
+            # Serve on while the endpoints controller and kube-proxy stop sending new connections
+            # here; then SIGTERM drains what is in flight (KJOURNAL_HTTP__GRACEFUL_SHUTDOWN_S).
+            preStop:
+              exec: {command: [sleep, {{ $values.preStopSleepSeconds | quote }}]}
           startupProbe:
             httpGet: {path: /healthz, port: http}
             periodSeconds: 2
