@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from kjournal_dev import chart_cli
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import cli as kind_cli
@@ -177,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument("--write", action="store_true", help="regenerate the file")
     docs.set_defaults(run=_settings_docs)
     kind_cli.register(sub)
+    chart_cli.register(sub)
     return parser
 
 

@@ -1,0 +1,307 @@
+"""helm/kjournal rendered with each documented value set: lint, strict validation against the
+Kubernetes API schemas of 1.30 to 1.34, the SparkApplication against the Spark Operator's CRD,
+settings values that match the settings classes, refused bad values, hardened pods, credentials
+from Secrets only, NetworkPolicies that mirror the access split, and k8s/ in step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+from kjournal_dev import chart_values, k8s_manifests
+from kjournal_dev.errors import DevError
+from kjournal_dev.helm import KUBERNETES_VERSIONS, Helm
+
+from tests.chart.conftest import CHART, ROOT, VALUE_SETS, Render, by_kind, env_of
+
+# Kinds of other projects' CRDs: validated on their own (SparkApplication) or not at all.
+_CRD_KINDS = {"ServiceMonitor", "SparkApplication"}
+_SPARK_CRD = ROOT / "tests/fixtures/spark-operator/sparkoperator.k8s.io_sparkapplications.yaml"
+
+
+@pytest.mark.parametrize("value_set", list(VALUE_SETS))
+def test_helm_lint_strict(helm: Helm, value_set: str):
+    args = ["lint", "--strict", str(CHART)]
+    for path in VALUE_SETS[value_set]:
+        args += ["--values", str(path)]
+    result = helm.run(args)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+@pytest.mark.parametrize("value_set", list(VALUE_SETS))
+def test_rendered_manifests_are_valid_kubernetes(render: Render, value_set: str, version: str):
+    documents = render(VALUE_SETS[value_set], kube_version=version)
+    assert documents
+    for document in documents:
+        if document["kind"] in _CRD_KINDS:
+            continue
+        try:
+            kubernetes_validate.validate(document, version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            pytest.fail(f"{document['kind']}/{document['metadata']['name']}: {exc.message}")
+
+
+def _spark_application_schema() -> dict[str, Any]:
+    crd = yaml.safe_load(_SPARK_CRD.read_text())
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1beta2")
+    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def test_spark_application_matches_the_spark_operators_crd(render: Render):
+    documents = render([CHART / "ci/spark-operator-values.yaml"])
+    applications = by_kind(documents, "SparkApplication")
+    assert list(applications) == ["kj-kjournal-replicator"]
+    application = applications["kj-kjournal-replicator"]
+    jsonschema.validate(application, _spark_application_schema())
+    spec = application["spec"]
+    assert spec["restartPolicy"]["type"] == "Always"
+    assert spec["type"] == "Python"
+    assert spec["mainApplicationFile"] == "local:///opt/kjournal/replicator.py"
+    # No Deployment runs a second replicator beside the operator's.
+    assert "kj-kjournal-replicator" not in by_kind(documents, "Deployment")
+
+
+def test_the_crd_schema_refuses_what_the_operator_would(render: Render):
+    """The check above has teeth: a SparkApplication the operator's API refuses fails it."""
+    application = by_kind(render([CHART / "ci/spark-operator-values.yaml"]), "SparkApplication")[
+        "kj-kjournal-replicator"
+    ]
+    application["spec"]["restartPolicy"]["type"] = "Forever"
+    with pytest.raises(jsonschema.ValidationError, match="Forever"):
+        jsonschema.validate(application, _spark_application_schema())
+
+
+def test_the_settings_values_are_generated_from_the_settings_classes():
+    assert chart_values.check() is None
+
+
+@pytest.mark.parametrize("component", chart_values.COMPONENTS)
+def test_every_variable_is_a_settings_value_or_the_charts_own(component: str):
+    every = {v.env for v in chart_values.all_variables(component)}
+    settable = {v.env for v in chart_values.chart_variables(component)}
+    owned = every - settable
+    assert owned <= set(chart_values.OWNED)
+    assert settable | owned == every
+
+
+def _sample(schema: dict[str, Any]) -> Any:
+    """A valid value for one settings leaf of the generated schema."""
+    if "anyOf" in schema:
+        return _sample(schema["anyOf"][0])
+    if "enum" in schema:
+        return schema["enum"][-1]
+    kind = schema["type"]
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "boolean":
+        return True
+    if kind == "integer":
+        return max(int(schema.get("minimum", 1)), 1)
+    if kind == "number":
+        return 1.5
+    if kind == "array":
+        return ["a", "b"]
+    if kind == "object":
+        return {"key": "value"} if schema.get("additionalProperties") == {"type": "string"} else {}
+    return "text"
+
+
+def _every_leaf(schema: dict[str, Any]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, child in schema["properties"].items():
+        if child.get("type") == "object" and "properties" in child:
+            values[name] = _every_leaf(child)
+        else:
+            values[name] = _sample(child)
+    return values
+
+
+def test_every_settings_value_reaches_its_component(render: Render, tmp_values):
+    defs = json.loads((CHART / "values.schema.json").read_text())["$defs"]
+    values = {c: {"settings": _every_leaf(defs[f"{c}Settings"])} for c in chart_values.COMPONENTS}
+    values["replicator"]["settings"]["cassandra"]["write_consistency"] = "QUORUM"
+    documents = render([tmp_values(values)])
+    deployments = by_kind(documents, "Deployment")
+    containers = {
+        "writer": deployments["kj-kjournal-writer"]["spec"]["template"]["spec"]["containers"][0],
+        "reader": deployments["kj-kjournal-reader"]["spec"]["template"]["spec"]["containers"][0],
+        "replicator": deployments["kj-kjournal-replicator"]["spec"]["template"]["spec"][
+            "containers"
+        ][0],
+        "migrate": by_kind(documents, "Job")["kj-kjournal-migrate"]["spec"]["template"]["spec"][
+            "containers"
+        ][0],
+    }
+    for component, container in containers.items():
+        env = env_of(container)
+        missing = {v.env for v in chart_values.chart_variables(component)} - set(env)
+        assert not missing, (component, missing)
+    replicator = env_of(containers["replicator"])
+    assert json.loads(replicator["KJOURNAL_SPARK__CONF"])["key"] == "value"
+    assert replicator["KJOURNAL_CASSANDRA__CONTACT_POINTS"] == "a,b"
+    assert env_of(containers["writer"])["KJOURNAL_HTTP__MAX_BODY_BYTES"] == "1024"
+
+
+def test_settings_render_as_the_variables_read_them(render: Render, tmp_values):
+    documents = render(
+        [
+            tmp_values(
+                {
+                    "settings": {"cassandra": {"contact_points": ["c1", "c2"]}},
+                    "reader": {
+                        "settings": {
+                            "tail_cache": {"payload_budget_bytes": 134217728},
+                            "cassandra": {"replication": {"data_centers": {"dc1": 3}}},
+                        }
+                    },
+                    "writer": {"settings": {"http": {"access_log": True}}},
+                }
+            )
+        ]
+    )
+    deployments = by_kind(documents, "Deployment")
+    reader = env_of(deployments["kj-kjournal-reader"]["spec"]["template"]["spec"]["containers"][0])
+    assert reader["KJOURNAL_TAIL_CACHE__PAYLOAD_BUDGET_BYTES"] == "134217728"
+    assert reader["KJOURNAL_CASSANDRA__CONTACT_POINTS"] == "c1,c2"
+    assert json.loads(reader["KJOURNAL_CASSANDRA__REPLICATION__DATA_CENTERS"]) == {"dc1": 3}
+    writer = env_of(deployments["kj-kjournal-writer"]["spec"]["template"]["spec"]["containers"][0])
+    assert writer["KJOURNAL_HTTP__ACCESS_LOG"] == "true"
+    assert "KJOURNAL_CASSANDRA__CONTACT_POINTS" not in writer  # the writer has no Cassandra
+
+
+@pytest.mark.parametrize(
+    ("sets", "complaint"),
+    [
+        ({"replicator.mode": "yarn"}, "/replicator/mode"),
+        ({"writer.replicas": "two"}, "/writer/replicas"),
+        ({"writer.settings.http.max_body_bytes": "12"}, "/writer/settings/http/max_body_bytes"),
+        ({"writer.settings.http.port": "9000"}, "/writer/settings/http"),
+        ({"settings.cassandra.password": "hunter2"}, "/settings/cassandra"),
+        ({"settings.kafka.compression": "brotli"}, "/settings/kafka/compression"),
+        (
+            {"reader.settings.cassandra.read_consistency": "MOST"},
+            "/reader/settings/cassandra/read_consistency",
+        ),
+        ({"replicator.executors.memory": "lots"}, "/replicator/executors/memory"),
+        (
+            {"writer.podDisruptionBudget.maxUnavailable": "half"},
+            "/writer/podDisruptionBudget/maxUnavailable",
+        ),
+        ({"unknownTopLevel": "x"}, "unknownTopLevel"),
+    ],
+)
+def test_wrong_values_are_refused_with_their_name(
+    render: Render, sets: dict[str, str], complaint: str
+):
+    with pytest.raises(DevError, match="values don't meet the specifications") as error:
+        render(sets=sets)
+    assert complaint in str(error.value)
+
+
+def _pod_specs(documents: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    specs = {}
+    for document in documents:
+        name = f"{document['kind']}/{document['metadata']['name']}"
+        if document["kind"] in ("Deployment", "Job"):
+            specs[name] = document["spec"]["template"]["spec"]
+        elif document["kind"] == "Pod":
+            specs[name] = document["spec"]
+        elif document["kind"] == "ConfigMap" and "executor-pod.yaml" in document["data"]:
+            specs[f"{name}/executor"] = yaml.safe_load(document["data"]["executor-pod.yaml"])[
+                "spec"
+            ]
+    return specs
+
+
+@pytest.mark.parametrize("value_set", list(VALUE_SETS))
+def test_every_pod_is_hardened(render: Render, value_set: str):
+    documents = render(VALUE_SETS[value_set])
+    specs = _pod_specs(documents)
+    assert specs
+    for name, spec in specs.items():
+        pod = spec["securityContext"]
+        assert pod["runAsNonRoot"] is True, name
+        assert pod["seccompProfile"] == {"type": "RuntimeDefault"}, name
+        for container in spec["containers"]:
+            context = container["securityContext"]
+            assert context["readOnlyRootFilesystem"] is True, name
+            assert context["allowPrivilegeEscalation"] is False, name
+            assert context["capabilities"] == {"drop": ["ALL"]}, name
+        # Only the Spark driver talks to the API server (it runs its executors).
+        driver = name == "Deployment/kj-kjournal-replicator" and "local" not in value_set
+        assert spec["automountServiceAccountToken"] is driver, name
+    for application in by_kind(documents, "SparkApplication").values():
+        for role in ("driver", "executor"):
+            assert application["spec"][role]["securityContext"]["readOnlyRootFilesystem"]
+            assert application["spec"][role]["podSecurityContext"]["runAsNonRoot"]
+
+
+def test_credentials_come_only_from_secrets(render: Render):
+    documents = render([CHART / "ci/production-values.yaml"])
+    for name, spec in _pod_specs(documents).items():
+        for container in spec["containers"]:
+            for entry in container.get("env", []):
+                if entry["name"].endswith(("PASSWORD", "USERNAME")):
+                    assert "secretKeyRef" in entry["valueFrom"], (name, entry)
+    reader = by_kind(documents, "Deployment")["kj-kjournal-reader"]
+    env = env_of(reader["spec"]["template"]["spec"]["containers"][0])
+    assert env["KJOURNAL_CASSANDRA__PASSWORD"]["secretKeyRef"]["name"] == (
+        "kjournal-cassandra-reader"
+    )
+    migrate = by_kind(documents, "Job")["kj-kjournal-migrate"]
+    env = env_of(migrate["spec"]["template"]["spec"]["containers"][0])
+    assert env["KJOURNAL_CASSANDRA__PASSWORD"]["secretKeyRef"]["name"] == (
+        "kjournal-cassandra-migrate"
+    )
+    assert not [d for d in documents if d["kind"] == "Secret"]
+    for config_map in by_kind(documents, "ConfigMap").values():
+        assert "password" not in json.dumps(config_map).lower()
+
+
+def _egress_ports(policy: dict[str, Any]) -> set[int]:
+    return {port["port"] for rule in policy["spec"]["egress"] for port in rule.get("ports", [])}
+
+
+def test_network_policies_mirror_the_access_split(render: Render):
+    policies = by_kind(render([CHART / "ci/production-values.yaml"]), "NetworkPolicy")
+    dns, kafka, cassandra, api = {53}, {9093}, {9042}, {443, 6443}
+    assert _egress_ports(policies["kj-kjournal-writer"]) == dns | kafka
+    assert _egress_ports(policies["kj-kjournal-reader"]) == dns | kafka | cassandra
+    assert _egress_ports(policies["kj-kjournal-replicator"]) == dns | kafka | cassandra | api
+    assert _egress_ports(policies["kj-kjournal-replicator-executor"]) == dns | kafka | cassandra
+    assert _egress_ports(policies["kj-kjournal-migrate"]) == dns | cassandra
+    for name in ("kj-kjournal-writer", "kj-kjournal-reader"):
+        peers = policies[name]["spec"]["ingress"][0]["from"]
+        assert {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "shop"}},
+            "podSelector": {"matchLabels": {"app": "orders"}},
+        } in peers
+    assert policies["kj-kjournal-writer"]["spec"]["policyTypes"] == ["Ingress", "Egress"]
+
+
+def test_uninstall_keeps_only_the_checkpoint_claim(render: Render):
+    kept = [
+        f"{d['kind']}/{d['metadata']['name']}"
+        for d in render()
+        if d["metadata"].get("annotations", {}).get("helm.sh/resource-policy") == "keep"
+    ]
+    assert kept == ["PersistentVolumeClaim/kj-kjournal-replicator-checkpoint"]
+
+
+def test_plain_manifests_in_k8s_match_the_chart(helm: Helm):
+    assert k8s_manifests.check(helm) is None
+
+
+def test_plain_manifests_hold_no_helm_hooks_but_the_schema_job():
+    base = [d for d in yaml.safe_load_all((ROOT / "k8s/base/kjournal.yaml").read_text()) if d]
+    assert not [d for d in base if "helm.sh/hook" in d["metadata"].get("annotations", {})]
+    migrate = [
+        d for d in yaml.safe_load_all(Path(ROOT / "k8s/migrate/migrate-job.yaml").read_text()) if d
+    ]
+    assert [d["kind"] for d in migrate] == ["Job"]

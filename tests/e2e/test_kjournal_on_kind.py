@@ -1,0 +1,403 @@
+"""kjournal installed with helm in kind, as users meet it: appends through a port-forward to the
+writer, replication by a Spark driver pod and its executor pods, reads through the reader; the
+driver killed under load; a helm upgrade under load; helm test and the schema hook; hardened pods;
+the NetworkPolicies; and helm uninstall. The tests run in this order and share one release."""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from kubernetes import client
+from kubernetes.stream import stream
+
+from tests.e2e.conftest import CHART, HERE, VALUES, Release
+from tests.support.k8s import http, ndjson, port_forward, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
+
+TOPIC = "journal"
+DRIVER = "app.kubernetes.io/instance=kjournal,app.kubernetes.io/component=replicator"
+EXECUTORS = "app.kubernetes.io/instance=kjournal,app.kubernetes.io/component=replicator-executor"
+
+
+def _append(writer: str, journal: str, seq_nrs: list[int]) -> tuple[int, dict[str, str], Any]:
+    status, headers, body = http(
+        "POST",
+        f"{writer}/v1/journals/{TOPIC}/{journal}/events",
+        {"events": [{"seqNr": n, "payload": {"n": n}} for n in seq_nrs]},
+    )
+    return status, headers, json.loads(body) if body else None
+
+
+def _replicated(reader: str, journal: str) -> dict[str, Any] | None:
+    """The journal's status once every action of it is in Cassandra (none only in Kafka)."""
+    status, _, body = http("GET", f"{reader}/v1/journals/{TOPIC}/{journal}")
+    if status != 200:
+        return None
+    current: dict[str, Any] = json.loads(body)
+    return current if current["unreplicated_actions"] == 0 else None
+
+
+def _seq_nrs(reader: str, journal: str) -> list[int]:
+    status, _, body = http("GET", f"{reader}/v1/journals/{TOPIC}/{journal}/events")
+    assert status == 200, body[:500]
+    return [event["seqNr"] for event in ndjson(body)]
+
+
+def test_append_is_replicated_by_executor_pods_and_read_from_cassandra(release: Release):
+    journal = f"e2e-{uuid.uuid4().hex[:10]}"
+    with port_forward(release.core, release.namespace, release.component("writer")) as writer:
+        status, _, answer = _append(writer, journal, [1, 2, 3])
+    assert status == 201, answer
+    driver = wait_for("the driver pod running", lambda: release.running_pods(DRIVER), 300)
+    executors = wait_for("an executor pod running", lambda: release.running_pods(EXECUTORS), 300)
+    release.cluster.show_pods("Spark driver and executor pods of the replicator")
+    assert {c.image for p in executors for c in p.spec.containers} == {"kjournal/replicator:dev"}
+    owners = {o.name for p in executors for o in p.metadata.owner_references or []}
+    assert owners == {driver[0].metadata.name}  # the driver made them (and they go with it)
+    with port_forward(release.core, release.namespace, release.component("reader")) as reader:
+        replicated = wait_for(
+            "the append in Cassandra", lambda: _replicated(reader, journal), timeout_s=300
+        )
+        assert replicated["pointer2"] >= answer["offset"]
+        assert _seq_nrs(reader, journal) == [1, 2, 3]
+
+
+@dataclass
+class Load:
+    """Appends to a few journals through one writer URL until stopped; what was acknowledged."""
+
+    writer: str
+    journals: list[str]
+    acked: dict[str, list[int]] = field(default_factory=dict)
+    attempted: dict[str, list[int]] = field(default_factory=dict)
+    answers: dict[int, int] = field(default_factory=dict)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        next_seq = dict.fromkeys(self.journals, 1)
+        while not self.stop.is_set():
+            for journal in self.journals:
+                seq_nr = next_seq[journal]
+                self.attempted.setdefault(journal, []).append(seq_nr)
+                try:
+                    status, _, _ = _append(self.writer, journal, [seq_nr])
+                except OSError:
+                    status = 0
+                self.answers[status] = self.answers.get(status, 0) + 1
+                if status == 201:
+                    self.acked.setdefault(journal, []).append(seq_nr)
+                    next_seq[journal] += 1
+                elif status not in (0, 503):
+                    # 504: outcome unknown; the record may be in Kafka: never reuse its seqNr.
+                    next_seq[journal] += 1
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def load(release: Release) -> Iterator[Load]:
+    journals = [f"load-{uuid.uuid4().hex[:8]}" for _ in range(6)]
+    with port_forward(release.core, release.namespace, release.component("writer")) as writer:
+        running = Load(writer, journals)
+        thread = threading.Thread(target=running.run, daemon=True)
+        thread.start()
+        try:
+            yield running
+        finally:
+            running.stop.set()
+            thread.join(timeout=60)
+
+
+def test_deleted_driver_pod_comes_back_and_catches_up(release: Release, load: Load):
+    old = wait_for("the driver pod running", lambda: release.running_pods(DRIVER), 300)[0]
+    wait_for("appends acknowledged", lambda: sum(map(len, load.acked.values())) >= 30, 120, 0.5)
+    release.core.delete_namespaced_pod(old.metadata.name, release.namespace)
+
+    def new_driver() -> list[Any]:
+        return [p for p in release.running_pods(DRIVER) if p.metadata.name != old.metadata.name]
+
+    new = wait_for("a new driver pod running", new_driver, 300)[0]
+    wait_for(
+        "executor pods of the new driver",
+        lambda: [
+            p
+            for p in release.running_pods(EXECUTORS)
+            if {o.name for o in p.metadata.owner_references or []} == {new.metadata.name}
+        ],
+        300,
+    )
+    release.cluster.show_pods("after the driver pod was deleted")
+    time.sleep(10)  # appends keep coming while the new driver replicates
+    load.stop.set()
+    time.sleep(1)
+    assert load.answers.get(201, 0) > 0, load.answers
+    with port_forward(release.core, release.namespace, release.component("reader")) as reader:
+        for journal in load.journals:
+            wait_for(f"{journal} replicated", functools.partial(_replicated, reader, journal), 300)
+            read = _seq_nrs(reader, journal)
+            assert len(read) == len(set(read)), f"{journal}: read twice: {read}"
+            assert read == sorted(read)
+            assert set(load.acked.get(journal, [])) <= set(read), (journal, load.acked, read)
+            assert set(read) <= set(load.attempted[journal])
+
+
+_LOAD_POD_SCRIPT = """
+import json, sys, time, urllib.error, urllib.request
+writer, journals, seconds = sys.argv[1], sys.argv[2].split(","), float(sys.argv[3])
+acked = {j: [] for j in journals}; next_seq = dict.fromkeys(journals, 1)
+answers, failures = {}, []
+deadline = time.monotonic() + seconds
+started = time.monotonic()
+while time.monotonic() < deadline:
+    for journal in journals:
+        n = next_seq[journal]
+        body = json.dumps({"events": [{"seqNr": n, "payload": {"n": n}}]}).encode()
+        request = urllib.request.Request(
+            f"{writer}/v1/journals/journal/{journal}/events", body,
+            {"content-type": "application/json"})
+        at = round(time.monotonic() - started, 2)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                status, retry_after = answer.status, answer.headers.get("Retry-After")
+        except urllib.error.HTTPError as exc:
+            status, retry_after = exc.code, exc.headers.get("Retry-After")
+        except OSError as exc:
+            status, retry_after = 0, None
+            failures.append({"at": at, "error": repr(exc)})
+        answers[str(status)] = answers.get(str(status), 0) + 1
+        if status == 201:
+            acked[journal].append(n); next_seq[journal] += 1
+        elif status != 0:
+            failures.append({"at": at, "status": status, "retry_after": retry_after})
+            if status != 503:
+                next_seq[journal] += 1
+    time.sleep(0.05)
+print("LOAD-SUMMARY " + json.dumps({"answers": answers, "failures": failures, "acked": acked}))
+"""
+
+
+def _load_pod(release: Release, journals: list[str], seconds: int) -> client.V1Pod:
+    """An in-cluster client appending through the writer's Service (kube-proxy balances; pods
+    roll behind it), with the helm test pod's labels so the NetworkPolicies let it in."""
+    writer = f"http://{release.component('writer')}:8080"
+    labels = {
+        "app.kubernetes.io/name": "kjournal",
+        "app.kubernetes.io/instance": "kjournal",
+        "app.kubernetes.io/component": "test",
+    }
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(name=f"load-{uuid.uuid4().hex[:6]}", labels=labels),
+        spec=client.V1PodSpec(
+            restart_policy="Never",
+            automount_service_account_token=False,
+            security_context=client.V1PodSecurityContext(run_as_non_root=True),
+            containers=[
+                client.V1Container(
+                    name="load",
+                    image="kjournal/writer:dev",
+                    image_pull_policy="Never",
+                    command=["python", "-c", _LOAD_POD_SCRIPT],
+                    args=[writer, ",".join(journals), str(seconds)],
+                    security_context=client.V1SecurityContext(
+                        read_only_root_filesystem=True, allow_privilege_escalation=False
+                    ),
+                )
+            ],
+        ),
+    )
+
+
+def test_helm_upgrade_under_load_loses_nothing(release: Release):
+    journals = [f"upgrade-{uuid.uuid4().hex[:8]}" for _ in range(4)]
+    pod = release.core.create_namespaced_pod(release.namespace, _load_pod(release, journals, 150))
+    name = pod.metadata.name
+    wait_for(
+        "the load pod running",
+        lambda: (
+            release.core.read_namespaced_pod(name, release.namespace).status.phase
+            in ("Running", "Succeeded")
+        ),
+        120,
+    )
+    time.sleep(10)
+    before = {
+        d: release.apps.read_namespaced_deployment(
+            release.component(d), release.namespace
+        ).spec.template.metadata.annotations["kjournal.dev/settings"]
+        for d in ("writer", "reader")
+    }
+    release.helm(
+        "upgrade",
+        "kjournal",
+        str(CHART),
+        "--values",
+        str(VALUES),
+        "--set",
+        "writer.settings.http.access_log=true",
+        "--set",
+        "reader.settings.http.access_log=true",
+        "--wait",
+        "--wait-for-jobs",
+        "--timeout",
+        "10m",
+    )
+    after = {
+        d: release.apps.read_namespaced_deployment(
+            release.component(d), release.namespace
+        ).spec.template.metadata.annotations["kjournal.dev/settings"]
+        for d in ("writer", "reader")
+    }
+    assert all(before[d] != after[d] for d in before)  # both rolled their pods
+    release.cluster.show_pods("after helm upgrade")
+    wait_for(
+        "the load pod done",
+        lambda: (
+            release.core.read_namespaced_pod(name, release.namespace).status.phase == "Succeeded"
+        ),
+        400,
+        5,
+    )
+    log = release.core.read_namespaced_pod_log(name, release.namespace)
+    summary = json.loads(log.split("LOAD-SUMMARY ", 1)[1])
+    release.cluster.report(f"load through the upgrade: answers {summary['answers']}")
+    assert summary["answers"].get("201", 0) > 0
+    for failure in summary["failures"]:
+        assert failure.get("status") == 503, failure  # never a refused connection, never a 500
+        assert failure.get("retry_after"), failure
+    if summary["failures"]:
+        moments = [f["at"] for f in summary["failures"]]
+        assert max(moments) - min(moments) <= 60, moments
+    with port_forward(release.core, release.namespace, release.component("reader")) as reader:
+        for journal, acked in summary["acked"].items():
+            wait_for(f"{journal} replicated", functools.partial(_replicated, reader, journal), 300)
+            read = _seq_nrs(reader, journal)
+            assert len(read) == len(set(read))
+            assert set(acked) <= set(read), (journal, acked, read)
+    release.core.delete_namespaced_pod(name, release.namespace)
+
+
+def test_helm_test_passes_and_the_schema_hook_ran(release: Release):
+    out = release.helm("test", "kjournal", "--timeout", "5m")
+    release.cluster.report(out)
+    assert "Phase:          Succeeded" in out or "Phase: Succeeded" in out.replace("  ", " ")
+    status = json.loads(release.helm("status", "kjournal", "--output", "json"))
+    hooks = {hook["name"]: hook for hook in status["hooks"]}
+    migrate = hooks["kjournal-migrate"]
+    assert set(migrate["events"]) == {"pre-install", "pre-upgrade"}
+    assert migrate["last_run"]["phase"] == "Succeeded"
+
+
+def _exec(release: Release, pod: str, command: list[str]) -> str:
+    return str(
+        stream(
+            release.core.connect_get_namespaced_pod_exec,
+            pod,
+            release.namespace,
+            command=command,
+            stderr=True,
+            stdout=True,
+            stdin=False,
+            tty=False,
+        )
+    )
+
+
+def test_pods_run_as_non_root_on_read_only_root_file_systems(release: Release):
+    pods = release.running_pods("app.kubernetes.io/instance=kjournal")
+    components = {p.metadata.labels["app.kubernetes.io/component"] for p in pods}
+    assert {"writer", "reader", "replicator", "replicator-executor"} <= components
+    for pod in pods:
+        assert pod.spec.security_context.run_as_non_root is True, pod.metadata.name
+        for container in pod.spec.containers:
+            context = container.security_context
+            assert context.read_only_root_filesystem is True, pod.metadata.name
+            assert context.allow_privilege_escalation is False, pod.metadata.name
+            assert context.capabilities.drop == ["ALL"], pod.metadata.name
+    writer = next(p for p in pods if p.metadata.labels["app.kubernetes.io/component"] == "writer")
+    assert _exec(release, writer.metadata.name, ["id", "-u"]).strip() == "10001"
+    probe = _exec(release, writer.metadata.name, ["sh", "-c", "touch /probe 2>&1; true"])
+    assert "Read-only file system" in probe
+
+
+def _egress_ports(policy: client.V1NetworkPolicy) -> set[int]:
+    return {port.port for rule in policy.spec.egress or [] for port in rule.ports or []}
+
+
+def test_network_policies_are_as_designed(release: Release):
+    api = client.NetworkingV1Api(release.cluster.api)
+    policies = {
+        p.metadata.name: p for p in api.list_namespaced_network_policy(release.namespace).items
+    }
+    dns, kafka, cassandra, kube_api = {53}, {9092}, {9042}, {443, 6443}
+    assert _egress_ports(policies["kjournal-writer"]) == dns | kafka
+    assert _egress_ports(policies["kjournal-reader"]) == dns | kafka | cassandra
+    assert _egress_ports(policies["kjournal-replicator"]) == dns | kafka | cassandra | kube_api
+    assert _egress_ports(policies["kjournal-replicator-executor"]) == dns | kafka | cassandra
+    assert _egress_ports(policies["kjournal-migrate"]) == dns | cassandra
+    for name in ("kjournal-writer", "kjournal-reader"):
+        ingress = policies[name].spec.ingress
+        assert [port.port for rule in ingress for port in rule.ports] == ["http"]
+
+
+@pytest.mark.skip(
+    reason="NetworkPolicy enforcement needs a CNI that implements it; kjournal-dev's kind cluster "
+    "runs a plain bridge CNI (kindnetd cannot be built here), which ignores NetworkPolicies "
+    "(docs/kubernetes.md)"
+)
+def test_network_policies_are_enforced(release: Release):
+    """Would check that a pod outside ingressFrom cannot reach the writer."""
+
+
+def _leftovers(release: Release) -> list[str]:
+    """What is in the namespace besides the dev Kafka and Cassandra and Kubernetes' defaults."""
+    core, ns = release.core, release.namespace
+    dev = {"kafka", "cassandra"}
+    found = []
+    for pod in core.list_namespaced_pod(ns).items:
+        if (pod.metadata.labels or {}).get("app") not in dev:
+            found.append(f"Pod/{pod.metadata.name}")
+    for svc in core.list_namespaced_service(ns).items:
+        if svc.metadata.name not in dev:
+            found.append(f"Service/{svc.metadata.name}")
+    for cm in core.list_namespaced_config_map(ns).items:
+        if cm.metadata.name != "kube-root-ca.crt":
+            found.append(f"ConfigMap/{cm.metadata.name}")
+    for sa in core.list_namespaced_service_account(ns).items:
+        if sa.metadata.name != "default":
+            found.append(f"ServiceAccount/{sa.metadata.name}")
+    for pvc in core.list_namespaced_persistent_volume_claim(ns).items:
+        if pvc.metadata.name not in ("data-kafka-0", "data-cassandra-0"):
+            found.append(f"PersistentVolumeClaim/{pvc.metadata.name}")
+    found += [f"Secret/{s.metadata.name}" for s in core.list_namespaced_secret(ns).items]
+    apps = release.apps
+    found += [f"Deployment/{d.metadata.name}" for d in apps.list_namespaced_deployment(ns).items]
+    batch = client.BatchV1Api(release.cluster.api)
+    found += [f"Job/{j.metadata.name}" for j in batch.list_namespaced_job(ns).items]
+    rbac = client.RbacAuthorizationV1Api(release.cluster.api)
+    found += [f"Role/{r.metadata.name}" for r in rbac.list_namespaced_role(ns).items]
+    found += [f"RoleBinding/{r.metadata.name}" for r in rbac.list_namespaced_role_binding(ns).items]
+    net = client.NetworkingV1Api(release.cluster.api)
+    found += [
+        f"NetworkPolicy/{p.metadata.name}" for p in net.list_namespaced_network_policy(ns).items
+    ]
+    policy = client.PolicyV1Api(release.cluster.api)
+    found += [
+        f"PodDisruptionBudget/{p.metadata.name}"
+        for p in policy.list_namespaced_pod_disruption_budget(ns).items
+    ]
+    return sorted(found)
+
+
+def test_helm_uninstall_leaves_only_the_checkpoint_claim(release: Release):
+    release.helm("uninstall", "kjournal", "--wait", "--timeout", "5m")
+    kept = ["PersistentVolumeClaim/kjournal-replicator-checkpoint"]
+    wait_for("only the kept claim left", lambda: _leftovers(release) == kept, 180)
+    assert HERE.is_dir()
