@@ -43,7 +43,7 @@ def _replicated(reader: str, journal: str) -> dict[str, Any] | None:
     if status != 200:
         return None
     current: dict[str, Any] = json.loads(body)
-    return current if current["unreplicated_actions"] == 0 else None
+    return current if current["unreplicatedActions"] == 0 else None
 
 
 def _seq_nrs(reader: str, journal: str) -> list[int]:
@@ -296,9 +296,10 @@ def test_helm_test_passes_and_the_schema_hook_ran(release: Release):
 
 
 def _exec(release: Release, pod: str, command: list[str]) -> str:
+    own = client.CoreV1Api(client.ApiClient(release.cluster.api.configuration))
     return str(
         stream(
-            release.core.connect_get_namespaced_pod_exec,
+            own.connect_get_namespaced_pod_exec,
             pod,
             release.namespace,
             command=command,

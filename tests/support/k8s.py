@@ -75,8 +75,11 @@ class PortForward:
             threading.Thread(target=self._pump, args=(local,), daemon=True).start()
 
     def _pump(self, local: socket.socket) -> None:
+        # A client of its own: `portforward` swaps the ApiClient's call_api while it runs, which
+        # would turn other threads' calls on a shared client into port-forward requests.
+        own = client.CoreV1Api(client.ApiClient(self.core.api_client.configuration))
         forward = portforward(
-            self.core.connect_get_namespaced_pod_portforward,
+            own.connect_get_namespaced_pod_portforward,
             self.pod,
             self.namespace,
             ports=str(self.remote),
