@@ -305,3 +305,43 @@ def test_plain_manifests_hold_no_helm_hooks_but_the_schema_job():
         d for d in yaml.safe_load_all(Path(ROOT / "k8s/migrate/migrate-job.yaml").read_text()) if d
     ]
     assert [d["kind"] for d in migrate] == ["Job"]
+
+
+def _containers_with_env(documents: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    containers = {}
+    for name, spec in _pod_specs(documents).items():
+        if name.startswith(("Deployment/", "ConfigMap/")):
+            containers[name] = env_of(spec["containers"][0])
+    for application in by_kind(documents, "SparkApplication").values():
+        for role in ("driver", "executor"):
+            containers[f"SparkApplication/{role}"] = env_of(application["spec"][role])
+    return containers
+
+
+@pytest.mark.parametrize("value_set", ["defaults", "spark-operator-values"])
+def test_without_an_otlp_endpoint_tracing_is_off_in_every_pod(render: Render, value_set: str):
+    containers = _containers_with_env(render(VALUE_SETS[value_set]))
+    # the services, the driver and the executors (pod template or SparkApplication)
+    assert len(containers) >= 4
+    for name, env in containers.items():
+        assert env.get("OTEL_SDK_DISABLED") == "true", name
+        assert "OTEL_EXPORTER_OTLP_ENDPOINT" not in env, name
+
+
+def test_the_otlp_endpoint_reaches_every_pod_executors_included(render: Render):
+    containers = _containers_with_env(render(sets={"otlp.endpoint": "http://collector:4318"}))
+    assert "ConfigMap/kj-kjournal-replicator-spark/executor" in containers
+    for name, env in containers.items():
+        assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://collector:4318", name
+        assert env["OTEL_SERVICE_NAME"].startswith("kjournal-"), name
+        assert "OTEL_SDK_DISABLED" not in env, name
+
+
+def test_the_grafana_dashboard_config_map_holds_deploy_grafana(render: Render):
+    config_maps = by_kind(render([CHART / "ci/production-values.yaml"]), "ConfigMap")
+    dashboards = config_maps["kj-kjournal-dashboards"]
+    assert dashboards["metadata"]["labels"]["grafana_dashboard"] == "1"
+    shipped = {p.name: json.loads(p.read_text()) for p in (ROOT / "deploy/grafana").glob("*.json")}
+    assert shipped
+    assert {k: json.loads(v) for k, v in dashboards["data"].items()} == shipped
+    assert "kj-kjournal-dashboards" not in by_kind(render(), "ConfigMap")

@@ -111,13 +111,17 @@ the component's own `settings`, rendered for each variable files/settings.json l
 {{- end -}}
 {{- end -}}
 
-{{/* OpenTelemetry exporter variables. (dict "root" $ "component" "writer") */}}
+{{/* OpenTelemetry variables: the OTLP/HTTP endpoint traces go to, or tracing off (the SDK's
+default endpoint, localhost, has no collector in a pod). (dict "root" $ "component" "writer") */}}
 {{- define "kjournal.otlpEnv" -}}
 {{- if .root.Values.otlp.endpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ .root.Values.otlp.endpoint | quote }}
 - name: OTEL_SERVICE_NAME
   value: {{ printf "kjournal-%s" .component | quote }}
+{{- else }}
+- name: OTEL_SDK_DISABLED
+  value: "true"
 {{- end -}}
 {{- end -}}
 

@@ -10,6 +10,9 @@ component that talks to Kafka. Two files of the chart come from the classes, so 
 * the `$defs` of `helm/kjournal/values.schema.json` named `*Settings`: what `helm` accepts under
   each `settings` (types, bounds, choices; an unknown name is refused).
 
+Also copied into the chart, which can read only its own files: the Grafana dashboards of
+`deploy/grafana/` (as `files/dashboards/`), for `metrics.grafanaDashboard`.
+
 A few variables are the chart's own (listen address and port, credentials, the Spark master and
 checkpoint): they come from other values, listed in OWNED with the value that sets them.
 `kjournal-dev chart-values` checks both files (a test runs it); `--write` regenerates them.
@@ -247,6 +250,10 @@ def values_table(chart: Path, schema: dict[str, Any]) -> list[str]:
     return [_TABLE_START, "", *lines, "", _TABLE_END]
 
 
+def dashboards_dir() -> Path:
+    return find_repo_root() / "deploy" / "grafana"
+
+
 def docs_path() -> Path:
     return find_repo_root() / "docs" / "kubernetes.md"
 
@@ -275,6 +282,8 @@ def _rendered(chart: Path) -> dict[Path, str]:
         chart / "files" / "settings.json": _dump(settings_table()),
         schema_path: _dump(schema),
     }
+    for dashboard in sorted(dashboards_dir().glob("*.json")):
+        rendered[chart / "files" / "dashboards" / dashboard.name] = dashboard.read_text()
     docs = docs_path()
     if docs.exists():
         rendered[docs] = _with_table(docs.read_text(), values_table(chart, schema))
