@@ -118,7 +118,8 @@ class Cluster:
             *args,
         ]
 
-    def exists(self) -> bool:
+    def _listed(self) -> bool:
+        """kind knows the cluster: its node container exists, running or not."""
         if not self.chain.path("kind").is_file() or self.engine.running() is None:
             return False
         listed = self.progress.capture(
@@ -126,8 +127,29 @@ class Cluster:
         )
         return self.settings.cluster_name in listed.stdout.split()
 
+    def _node_running(self) -> bool:
+        inspected = self.progress.capture(
+            self.engine.docker(
+                "inspect",
+                "--format",
+                "{{.State.Running}}",
+                f"{self.settings.cluster_name}-control-plane",
+            ),
+            env=self.engine.env(),
+            check=False,
+        )
+        return inspected.stdout.strip() == "true"
+
+    def exists(self) -> bool:
+        """A cluster to use: its node running and its kubeconfig ours. A node container left in
+        the data root by an earlier engine (stopped, or made under another state directory) is
+        not one: `create` removes it."""
+        return self._listed() and self._node_running() and self.settings.kubeconfig.is_file()
+
     def create(self, offline: bool, image: str | None) -> None:
         settings = self.settings
+        if self._listed():
+            self._kind_delete(f"removing the stale kind cluster {settings.cluster_name}")
         settings.kind_state.mkdir(parents=True, exist_ok=True)
         # kind bind-mounts /lib/modules into the node; docker would create it if it is missing.
         if not LIB_MODULES.exists():
@@ -217,22 +239,25 @@ class Cluster:
             f'`kubectl get pods -A` (after `eval "$(kjournal-dev kind env)"`) show more'
         )
 
+    def _kind_delete(self, what: str) -> None:
+        self.progress.run(
+            what,
+            self._kind(
+                "delete",
+                "cluster",
+                "--name",
+                self.settings.cluster_name,
+                "--kubeconfig",
+                str(self.settings.kubeconfig),
+            ),
+            "kind-delete",
+            env=self.engine.env(),
+        )
+
     def delete(self) -> list[str]:
         done = []
-        if self.exists():
-            self.progress.run(
-                f"deleting kind cluster {self.settings.cluster_name}",
-                self._kind(
-                    "delete",
-                    "cluster",
-                    "--name",
-                    self.settings.cluster_name,
-                    "--kubeconfig",
-                    str(self.settings.kubeconfig),
-                ),
-                "kind-delete",
-                env=self.engine.env(),
-            )
+        if self._listed():
+            self._kind_delete(f"deleting kind cluster {self.settings.cluster_name}")
             done.append(f"deleted cluster {self.settings.cluster_name}")
         self.settings.kubeconfig.unlink(missing_ok=True)
         if self.marker.exists():
