@@ -131,17 +131,20 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
         pytest.skip(f"no Docker engine can run here: {reason}")
     tool = KindTool(DevConfig.from_env(), lambda line: report(f"kjournal-dev: {line}"))
     engine_was_running = tool.engine.running() is not None
-    with phase("cluster (kind up)"):
-        tool.up()
-        helm.binary()
-    with phase("images (build, kind load)"):
-        images = tool.build_images(IMAGES)
-        tool.cluster.load([spec.image for spec in images])
-    api = config.new_client_from_config(config_file=str(tool.settings.kubeconfig))
-    yield Cluster(tool.settings.kubeconfig, api, helm, report)
-    if not engine_was_running and not _keep():
-        with phase("kind down"):
-            tool.down()
+    try:
+        with phase("cluster (kind up)"):
+            tool.up()
+            helm.binary()
+        with phase("images (build, kind load)"):
+            images = tool.build_images(IMAGES)
+            tool.cluster.load([spec.image for spec in images])
+        api = config.new_client_from_config(config_file=str(tool.settings.kubeconfig))
+        yield Cluster(tool.settings.kubeconfig, api, helm, report)
+    finally:
+        # Also when the set-up failed: an engine this session started does not outlive it.
+        if not engine_was_running and not _keep():
+            with phase("kind down"):
+                tool.down()
 
 
 @dataclass
