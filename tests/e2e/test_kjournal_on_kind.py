@@ -296,19 +296,20 @@ def test_helm_test_passes_and_the_schema_hook_ran(release: Release):
 
 
 def _exec(release: Release, pod: str, command: list[str]) -> str:
-    own = client.CoreV1Api(client.ApiClient(release.cluster.api.configuration))
-    return str(
-        stream(
-            own.connect_get_namespaced_pod_exec,
-            pod,
-            release.namespace,
-            command=command,
-            stderr=True,
-            stdout=True,
-            stdin=False,
-            tty=False,
+    # A client of its own (`stream` swaps its call_api while it runs), closed after.
+    with client.ApiClient(release.cluster.api.configuration) as api:
+        return str(
+            stream(
+                client.CoreV1Api(api).connect_get_namespaced_pod_exec,
+                pod,
+                release.namespace,
+                command=command,
+                stderr=True,
+                stdout=True,
+                stdin=False,
+                tty=False,
+            )
         )
-    )
 
 
 def test_pods_run_as_non_root_on_read_only_root_file_systems(release: Release):

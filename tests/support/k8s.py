@@ -77,13 +77,18 @@ class PortForward:
     def _pump(self, local: socket.socket) -> None:
         # A client of its own: `portforward` swaps the ApiClient's call_api while it runs, which
         # would turn other threads' calls on a shared client into port-forward requests.
-        own = client.CoreV1Api(client.ApiClient(self.core.api_client.configuration))
-        forward = portforward(
-            own.connect_get_namespaced_pod_portforward,
-            self.pod,
-            self.namespace,
-            ports=str(self.remote),
-        )
+        own = client.ApiClient(self.core.api_client.configuration)
+        try:
+            forward = portforward(
+                client.CoreV1Api(own).connect_get_namespaced_pod_portforward,
+                self.pod,
+                self.namespace,
+                ports=str(self.remote),
+            )
+        except Exception:
+            own.close()
+            local.close()
+            raise
         remote = forward.socket(self.remote)
         try:
             remote.setblocking(True)
@@ -103,6 +108,7 @@ class PortForward:
             with contextlib.suppress(OSError):
                 remote.close()
             forward.close()
+            own.close()
 
     def close(self) -> None:
         self._closed.set()
