@@ -296,20 +296,25 @@ def test_helm_test_passes_and_the_schema_hook_ran(release: Release):
 
 
 def _exec(release: Release, pod: str, command: list[str]) -> str:
-    # A client of its own (`stream` swaps its call_api while it runs), closed after.
+    # A client of its own (`stream` swaps its call_api while it runs); its websocket closed here
+    # (the client's preloading call leaves it open).
     with client.ApiClient(release.cluster.api.configuration) as api:
-        return str(
-            stream(
-                client.CoreV1Api(api).connect_get_namespaced_pod_exec,
-                pod,
-                release.namespace,
-                command=command,
-                stderr=True,
-                stdout=True,
-                stdin=False,
-                tty=False,
-            )
+        session = stream(
+            client.CoreV1Api(api).connect_get_namespaced_pod_exec,
+            pod,
+            release.namespace,
+            command=command,
+            stderr=True,
+            stdout=True,
+            stdin=False,
+            tty=False,
+            _preload_content=False,
         )
+        try:
+            session.run_forever(timeout=60)
+            return "".join(session.read_all())
+        finally:
+            session.close()
 
 
 def test_pods_run_as_non_root_on_read_only_root_file_systems(release: Release):
