@@ -318,9 +318,14 @@ def _exec(release: Release, pod: str, command: list[str]) -> str:
 
 
 def test_pods_run_as_non_root_on_read_only_root_file_systems(release: Release):
-    pods = release.running_pods("app.kubernetes.io/instance=kjournal")
-    components = {p.metadata.labels["app.kubernetes.io/component"] for p in pods}
-    assert {"writer", "reader", "replicator", "replicator-executor"} <= components
+    wanted = {"writer", "reader", "replicator", "replicator-executor"}
+
+    def every_component_running() -> list[Any]:
+        pods = release.running_pods("app.kubernetes.io/instance=kjournal")
+        running = {p.metadata.labels["app.kubernetes.io/component"] for p in pods}
+        return pods if wanted <= running else []
+
+    pods = wait_for("a running pod of each component", every_component_running, 300)
     for pod in pods:
         assert pod.spec.security_context.run_as_non_root is True, pod.metadata.name
         for container in pod.spec.containers:

@@ -20,6 +20,9 @@ from kubernetes.stream import portforward
 
 T = TypeVar("T")
 
+_PROXY_THREAD = "Kubernetes port forward proxy"
+_starting_forward = threading.Lock()
+
 
 def wait_for(
     what: str, probe: Callable[[], T | None], timeout_s: float = 300, every_s: float = 2
@@ -79,12 +82,20 @@ class PortForward:
         # would turn other threads' calls on a shared client into port-forward requests.
         own = client.ApiClient(self.core.api_client.configuration)
         try:
-            forward = portforward(
-                client.CoreV1Api(own).connect_get_namespaced_pod_portforward,
-                self.pod,
-                self.namespace,
-                ports=str(self.remote),
-            )
+            # The client's proxy thread, told apart from other pumps' by starting one at a time.
+            with _starting_forward:
+                before = set(threading.enumerate())
+                forward = portforward(
+                    client.CoreV1Api(own).connect_get_namespaced_pod_portforward,
+                    self.pod,
+                    self.namespace,
+                    ports=str(self.remote),
+                )
+                proxies = [
+                    t
+                    for t in threading.enumerate()
+                    if t not in before and t.name.startswith(_PROXY_THREAD)
+                ]
         except Exception:
             own.close()
             local.close()
@@ -108,6 +119,12 @@ class PortForward:
             with contextlib.suppress(OSError):
                 remote.close()
             forward.close()
+            # When the API server ends the stream (the pod went away), the proxy thread returns
+            # without closing its websocket: close it once that thread is done.
+            for proxy in proxies:
+                proxy.join(timeout=10)
+            if not any(proxy.is_alive() for proxy in proxies):
+                forward.websocket.shutdown()
             own.close()
 
     def close(self) -> None:
