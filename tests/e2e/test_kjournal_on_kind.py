@@ -296,8 +296,9 @@ def test_helm_test_passes_and_the_schema_hook_ran(release: Release):
 
 
 def _exec(release: Release, pod: str, command: list[str]) -> str:
-    # A client of its own (`stream` swaps its call_api while it runs); its websocket closed here
-    # (the client's preloading call leaves it open).
+    # A client of its own (`stream` swaps its call_api while it runs). Its socket is shut here:
+    # the client's preloading call leaves it open, and close() skips a connection the server
+    # already ended.
     with client.ApiClient(release.cluster.api.configuration) as api:
         session = stream(
             client.CoreV1Api(api).connect_get_namespaced_pod_exec,
@@ -315,6 +316,7 @@ def _exec(release: Release, pod: str, command: list[str]) -> str:
             return "".join(session.read_all())
         finally:
             session.close()
+            session.sock.shutdown()
 
 
 def test_pods_run_as_non_root_on_read_only_root_file_systems(release: Release):
