@@ -171,7 +171,7 @@ def _the_append_was_traced(env: dict[str, str]) -> None:
     """The services sent their spans to the collector `up` started; `trace` prints them."""
     deadline = time.monotonic() + 60
     while True:
-        listed = _cli(env, "trace")
+        listed = _cli(env, "trace", "--last", "500")
         assert listed.returncode == 0, listed.stderr
         appends = [line for line in listed.stdout.splitlines() if "writer     POST" in line]
         if appends or time.monotonic() > deadline:
