@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from kjournal_dev.config import DevConfig
+from kjournal_dev.dev_tokens import ALL_SCOPES, DevIssuer
 from kjournal_dev.errors import DevError
 from kjournal_dev.platform import CASSANDRA, KAFKA, Platform
 from kjournal_dev.services import SERVICES
@@ -98,6 +99,12 @@ def _settings_docs(platform: Platform, args: argparse.Namespace) -> int:
     return 0
 
 
+def _token(platform: Platform, args: argparse.Namespace) -> int:
+    issuer = DevIssuer(platform.config.auth_dir).ensure()
+    print(issuer.mint(args.scope or ALL_SCOPES, topics=args.topic, ttl_s=args.ttl))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kjournal-dev",
@@ -133,6 +140,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     docs.add_argument("--write", action="store_true", help="regenerate the file")
     docs.set_defaults(run=_settings_docs)
+    token = sub.add_parser(
+        "token",
+        help="print a bearer token from the dev issuer (its key: <state>/auth, mode 0600), "
+        "for a writer and reader started with KJOURNAL_DEV_AUTH=true or `up --secure`",
+    )
+    token.add_argument(
+        "--scope",
+        action="append",
+        choices=ALL_SCOPES,
+        help="a scope to grant (repeatable; default: all of them)",
+    )
+    token.add_argument(
+        "--topic",
+        action="append",
+        help="only this topic, or topics starting with P if written P* (repeatable; "
+        "default: any topic)",
+    )
+    token.add_argument("--ttl", type=float, default=3600.0, help="seconds it stays valid")
+    token.set_defaults(run=_token)
     return parser
 
 

@@ -116,6 +116,11 @@ class DevConfig(BaseModel):
         alias="KJOURNAL_DEV_SERVICE_TIMEOUT",
         description="seconds a service may take to become ready",
     )
+    auth: bool = Field(
+        default=False,
+        description="start the writer and reader with bearer-token authentication, trusting "
+        "the dev issuer in <state>/auth (tokens: `kjournal-dev token`)",
+    )
 
     @field_validator("topics", mode="before")
     @classmethod
@@ -146,6 +151,11 @@ class DevConfig(BaseModel):
     @property
     def state_file(self) -> Path:
         return self.state_dir / "state.json"
+
+    @property
+    def auth_dir(self) -> Path:
+        """The dev token issuer's key and JWKS."""
+        return self.state_dir / "auth"
 
     @property
     def jars_dir(self) -> Path:

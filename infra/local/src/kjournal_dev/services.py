@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kjournal_dev.config import DevConfig
+from kjournal_dev.dev_tokens import DevIssuer
 from kjournal_dev.maven import spark_kafka_bundle
 from kjournal_dev.process import spawn
 from kjournal_dev.state import ComponentState
@@ -60,8 +61,18 @@ def _common_prefix(names: tuple[str, ...]) -> str:
     return prefix
 
 
+def _auth_env(config: DevConfig) -> dict[str, str]:
+    if not config.auth:
+        return {}
+    return DevIssuer(config.auth_dir).ensure().service_env()
+
+
 def _writer_env(config: DevConfig, home: Path) -> dict[str, str]:
-    return {**_common_env(config), "KJOURNAL_HTTP__PORT": str(config.writer_port)}
+    return {
+        **_common_env(config),
+        "KJOURNAL_HTTP__PORT": str(config.writer_port),
+        **_auth_env(config),
+    }
 
 
 def _cassandra_env(config: DevConfig) -> dict[str, str]:
@@ -91,6 +102,7 @@ def _reader_env(config: DevConfig, home: Path) -> dict[str, str]:
         **_common_env(config),
         "KJOURNAL_HTTP__PORT": str(config.reader_port),
         **_cassandra_env(config),
+        **_auth_env(config),
     }
 
 

@@ -84,6 +84,7 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=_lifespan,
         routers=(journals.router, topics.router, health.router),
         openapi_models=(EventOut, JournalIdOut),
+        auth=settings.auth,
     )
 
 

@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--reader", default=os.environ.get("KJOURNAL_READER_URL", DEFAULT_READER_URL)
     )
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("KJOURNAL_TOKEN"),
+        help="bearer token for services with authentication on (default: $KJOURNAL_TOKEN)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     append = _journal(
@@ -107,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        with Client(args.writer, args.reader, timeout=args.timeout) as client:
+        with Client(args.writer, args.reader, timeout=args.timeout, token=args.token) as client:
             code: int = args.run(args, client)
     except KJournalError as exc:
         sys.stderr.write(f"kjournal: error: {type(exc).__name__}: {exc}\n")
