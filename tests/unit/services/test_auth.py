@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import http.server
 import json
+import threading
 import time
+import types
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -325,3 +328,37 @@ async def test_topics_claim_forms(issuer: DevIssuer):
         await verifier.verify(issuer.mint(claims={"kjournal_topics": {"a": 1}}))
     scp = await verifier.verify(issuer.mint(claims={"scope": None, "scp": ["journal:read"]}))
     assert scp.scopes == frozenset({"journal:read"})
+
+
+async def test_the_key_set_from_a_url(issuer: DevIssuer):
+    served = types.SimpleNamespace(body=issuer.jwks_file.read_bytes(), hits=0)
+
+    class Jwks(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            served.hits += 1
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(served.body)
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Jwks)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/jwks.json"
+        settings = AuthSettings.model_validate(_auth(issuer, jwks_file=None, jwks_url=url))
+        verifier = TokenVerifier(settings)
+        for _ in range(3):
+            assert (await verifier.verify(issuer.mint())).scopes
+        assert served.hits == 1  # fetched once, then kept
+        served.body = b"not json"
+        verifier.keys._loaded_at = float("-inf")
+        assert (await verifier.verify(issuer.mint())).scopes  # a bad answer keeps the old keys
+        assert served.hits == 2
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
