@@ -53,6 +53,7 @@ EXPECTED = {
     errors.PermissionDenied: (403, "forbidden"),
     errors.RequestRejected: (400, "request-rejected"),
     errors.Busy: (503, "busy"),
+    errors.CredentialsRefused: (500, "credentials-refused"),
     errors.KJournalError: (500, "internal-error"),
 }
 

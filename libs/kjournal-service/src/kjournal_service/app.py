@@ -20,6 +20,7 @@ from kjournal_service.auth.install import Guard
 from kjournal_service.auth.settings import AuthSettings
 from kjournal_service.deps import known_query
 from kjournal_service.hot_routes import HotEndpoint, HotRoutes
+from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 from kjournal_service.logs import configure_logging
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 from kjournal_service.openapi import OpenApiTouch, finish_openapi
@@ -59,6 +60,7 @@ def service_app(
     document what the service's settings impose. `hot_endpoints`, endpoints of routes in
     `routers`, are served by `HotRoutes`, past FastAPI's routing and dependency solving."""
     metrics = PrometheusMetrics()
+    LimitedHttpToolsProtocol.configure(settings.http.request_limits)  # this process's server
     app = _ServiceApp(
         title=f"kjournal {service}",
         version=version(f"kjournal-{service}"),

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from pydantic import ValidationError
 
 from kjournal_service.app import ServiceSettingsLike
+from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 from kjournal_service.logs import configure_logging
 
 __all__ = ["run_service"]
@@ -54,6 +55,6 @@ def run_service(
         proxy_headers=False,
         timeout_graceful_shutdown=int(http.graceful_shutdown_s),
         loop="uvloop",
-        http="httptools",
+        http=LimitedHttpToolsProtocol,  # httptools, with limits on heads and slow clients
     )
     return 0

@@ -20,6 +20,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from kjournal_service.http_protocol import RequestLimits
+
 __all__ = ["HttpSettings", "ServiceSettings"]
 
 
@@ -76,6 +78,25 @@ class HttpSettings(BaseModel):
         ge=1024,
         description="larger request bodies get 413 before they are parsed",
     )
+    max_head_bytes: int = Field(
+        default=32 * 1024,
+        ge=4096,
+        description="larger request lines and header fields get 414 or 431 (before parsing)",
+    )
+    max_header_count: int = Field(
+        default=100, ge=8, description="requests with more header fields get 431"
+    )
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="a request head (or a new connection's first) not complete within this "
+        "long gets 408 and the connection closed (slow clients)",
+    )
+    body_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="a request body not complete within this long of its head gets 408",
+    )
     graceful_shutdown_s: float = Field(
         default=30.0, gt=0, description="on SIGTERM, how long in-flight requests may finish"
     )
@@ -106,3 +127,9 @@ class HttpSettings(BaseModel):
     @property
     def key_rules(self) -> KeyRules:
         return KeyRules(self.topic_prefix, self.max_id_length)
+
+    @property
+    def request_limits(self) -> RequestLimits:
+        return RequestLimits(
+            self.max_head_bytes, self.max_header_count, self.header_timeout_s, self.body_timeout_s
+        )

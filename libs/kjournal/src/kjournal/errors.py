@@ -20,6 +20,7 @@ KJournalError
 ├── TopicRepartitioned           the journal's key maps to another partition than its head's
 ├── PartitionCountChanged        a topic's partition count changed while it was being tailed
 ├── SchemaError                  the Cassandra schema is missing, newer than known, or a migration failed
+├── CredentialsRefused           Kafka or Cassandra refused the service's credentials (start-up)
 ├── NotConfigured                an operation this object was not set up for
 │   ├── ReadsNotConfigured       reads on a Journals opened without an eventual reader
 │   ├── WritesNotConfigured      writes on a Journals opened with writes=False
@@ -149,6 +150,11 @@ class PartitionCountChanged(KJournalError):
 
 class SchemaError(KJournalError):
     pass
+
+
+class CredentialsRefused(KJournalError):
+    """Kafka or Cassandra refused the credentials the service was given: retrying cannot help,
+    so the service stops at start-up with one line naming the system and the principal."""
 
 
 class NotConfigured(KJournalError):

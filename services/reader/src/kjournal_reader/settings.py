@@ -20,6 +20,12 @@ from pydantic import Field
 
 class ReaderHttpSettings(HttpSettings):
     port: int = Field(default=8082, ge=1, le=65535, description="port to listen on")
+    max_concurrent_streams: int = Field(
+        default=128,
+        ge=1,
+        description="streamed reads (events, journal ids) served at once by one process; one "
+        "more gets 503 busy with Retry-After",
+    )
 
 
 class Settings(ServiceSettings):

@@ -106,6 +106,12 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
     ProblemSpec(errors.FormatError, 500, "format-error", "Stored data cannot be decoded"),
     ProblemSpec(errors.SchemaError, 500, "schema-error", "Cassandra schema problem"),
     ProblemSpec(errors.NotConfigured, 500, "not-configured", "Not configured for this"),
+    ProblemSpec(
+        errors.CredentialsRefused,
+        500,
+        "credentials-refused",
+        "A dependency refused our credentials",
+    ),
     ProblemSpec(errors.MicroBatchError, 500, "micro-batch-error", "Replication micro-batch error"),
     ProblemSpec(errors.NotAuthenticated, 401, "unauthorized", "Authentication required"),
     ProblemSpec(errors.PermissionDenied, 403, "forbidden", "Not allowed"),

@@ -12,6 +12,7 @@ from kjournal_service.deps import HttpDep, JournalDep
 from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
 
+from kjournal_reader.deps import StreamSlotDep
 from kjournal_reader.schemas import (
     FromQuery,
     JournalStatusOut,
@@ -41,6 +42,7 @@ async def events(
     request: Request,
     journal: JournalDep,
     http: HttpDep,
+    slot: StreamSlotDep,  # held until the answer is streamed
     from_: FromQuery = 1,
     to: ToQuery = SEQ_NR_MAX,
     limit: LimitQuery = None,

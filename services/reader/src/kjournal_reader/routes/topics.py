@@ -11,7 +11,7 @@ from kjournal_service.deps import HttpDep, JournalsDep, MetricsDep, TopicDep
 from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
 
-from kjournal_reader.deps import EventualDep
+from kjournal_reader.deps import EventualDep, StreamSlotDep
 from kjournal_reader.schemas import ReplicationOut
 from kjournal_reader.streams import ndjson_response, ndjson_responses
 
@@ -36,6 +36,7 @@ async def journals(
     journals: JournalsDep,
     eventual: EventualDep,
     http: HttpDep,
+    slot: StreamSlotDep,  # held until the answer is streamed
 ) -> StreamingResponse:
     await journals.topics.count(topic)  # UnknownTopic → 404, as for every other route
     ids = await prefetch(eventual.ids(topic))
