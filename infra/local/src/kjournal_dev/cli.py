@@ -20,6 +20,8 @@ def _report(line: str) -> None:
 
 
 def _up(platform: Platform, args: argparse.Namespace) -> int:
+    if args.secure and not platform.config.secure:
+        platform = Platform(platform.config.model_copy(update={"secure": True}))
     endpoints = platform.up(report=_report)
     verb = "started" if endpoints.started else "already running (reused)"
     print(f"platform {verb}")
@@ -35,6 +37,11 @@ def _up(platform: Platform, args: argparse.Namespace) -> int:
         print(f"  {name:<17} {url}   ({extra})")
     print(f"  spark kafka jars  {endpoints.spark_kafka_jars}")
     print(f"  data and logs     {endpoints.data_dir}")
+    if platform.config.secure:
+        print(
+            f"  secured           credentials in {platform.config.credentials_file} (0600); "
+            "a token for the HTTP services: scripts/dev token"
+        )
     if args.supervise:
         print("supervising: whatever exits is restarted on its data (Ctrl-C stops supervising)")
         platform.supervise(report=_report)
@@ -116,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
         "up",
         help="fetch (once), start and wait for Kafka and Cassandra; create topics and schema; "
         "start the writer, reader and replicator; whatever died is restarted on its data",
+    )
+    up.add_argument(
+        "--secure",
+        action="store_true",
+        help="Kafka with SCRAM users and ACLs, Cassandra with roles, HTTP authentication "
+        "(KJOURNAL_DEV_SECURE=true does the same; a secured platform stays so until `down`)",
     )
     up.add_argument(
         "--supervise",
