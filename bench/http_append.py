@@ -2,6 +2,7 @@
 
     uv run python -m bench.http_append [--seconds 10] [--levels 1,16,64] [--payload-bytes 100]
                                        [--workers 1] [--linger-ms 0]
+                                       [--secure-state DIR [--rounds N] [--security-only]]
 
 Needs kjournal-dev's Kafka (KJOURNAL_DEV_KAFKA_PORT, default 9092) and wrk, the C HTTP load
 generator (`apt-get install -y wrk`), so that the load costs little of the CPU the writer, Kafka
@@ -17,6 +18,10 @@ writer's) and, for each concurrency level c:
   partitioner) through one AIOKafkaProducer with the writer's producer settings
   (`kjournal.kafka.producer.producer_options`: acks=all, bounded delivery, lz4, linger) and wait for
   each ack, for 1 s of warm-up and then the measured time.
+
+With `--secure-state` (the state directory of a running `kjournal-dev up --secure`), it then
+compares, in the same run, appends with HTTP authentication on and off and with Kafka SCRAM on
+and off (bench/_security.py).
 
 Prints appends/s, p50 and p99 latency of both and the ratio; for HTTP also the writer's CPU time
 per append and, as "cores", the cores the writer (all its processes), wrk and the whole host kept
@@ -83,10 +88,21 @@ def _payload(size: int, n: int) -> JsonValue:
     return {"n": n, "pad": "x" * max(0, size - 20)}
 
 
-def wrk(url: str, topic: str, prefix: str, level: int, seconds: int, size: int) -> Result:
-    """One wrk run; SystemExit if any answer was not a 2xx or a socket failed."""
+def wrk(
+    url: str,
+    topic: str,
+    prefix: str,
+    level: int,
+    seconds: int,
+    size: int,
+    tokens: Path | None = None,
+) -> Result:
+    """One wrk run (each request with the next bearer token of `tokens`, a file of one per line,
+    if given); SystemExit if any answer was not a 2xx or a socket failed."""
     command = ["wrk", "-t1", f"-c{level}", f"-d{seconds}s", "--timeout", "10s"]
     command += ["-s", str(WRK_SCRIPT), url, "--", topic, prefix, str(level), str(size)]
+    if tokens is not None:
+        command.append(str(tokens))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -163,6 +179,13 @@ def main() -> None:
     parser.add_argument(
         "--linger-ms", type=int, default=KafkaSettings().linger_ms, help="both producers' linger"
     )
+    parser.add_argument(
+        "--secure-state",
+        type=Path,
+        help="state directory of a running `kjournal-dev up --secure`: compare auth and SCRAM",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="security comparison rounds")
+    parser.add_argument("--security-only", action="store_true", help="only the security comparison")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("bench.http_append needs wrk: apt-get install -y wrk")
@@ -184,6 +207,24 @@ def main() -> None:
         "(uvloop, httptools); HTTP load: wrk -t1 -c<c>, keep-alive; "
         "raw: one AIOKafkaProducer in this process"
     )
+    if not args.security_only:
+        _compare_with_raw(kafka, levels, args)
+    if args.secure_state is not None:
+        from bench._security import compare  # it uses this module's wrk()
+
+        compare(
+            kafka,
+            args.secure_state,
+            levels,
+            args.seconds,
+            args.payload_bytes,
+            args.workers,
+            args.rounds,
+        )
+    print(f"load        {', '.join(f'{value:.1f}' for value in os.getloadavg())} (after the run)")
+
+
+def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Namespace) -> None:
     logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     with (
         bench_topic(kafka.bootstrap_servers, args.partitions) as topic,
@@ -216,7 +257,6 @@ def main() -> None:
                 f"{writer_cpu / http.seconds:4.2f}/{http.client_cpu / http.seconds:4.2f}/"
                 f"{host_cores:4.2f}{'':7}  {raw.line():<40}  {http.rate / raw.rate:7.2f}"
             )
-    print(f"load        {', '.join(f'{value:.1f}' for value in os.getloadavg())} (after the run)")
 
 
 if __name__ == "__main__":

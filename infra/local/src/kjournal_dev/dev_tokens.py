@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,17 @@ class DevIssuer:
         return self
 
     def _private_key(self) -> Ed25519PrivateKey:
+        return self._signing_key
+
+    @cached_property
+    def _signing_key(self) -> Ed25519PrivateKey:
         key = serialization.load_pem_private_key(self.key_file.read_bytes(), password=None)
         assert isinstance(key, Ed25519PrivateKey)
         return key
+
+    @cached_property
+    def _kid(self) -> str:
+        return self.public_jwk()["kid"]
 
     def public_jwk(self) -> dict[str, str]:
         raw = (
@@ -105,8 +114,7 @@ class DevIssuer:
         if topics is not None:
             payload[TOPICS_CLAIM] = list(topics)
         payload.update(claims or {})
-        kid = self.public_jwk()["kid"]
-        return jwt.encode(payload, self._private_key(), algorithm="EdDSA", headers={"kid": kid})
+        return jwt.encode(payload, self._signing_key, algorithm="EdDSA", headers={"kid": self._kid})
 
     def service_env(self) -> dict[str, str]:
         """The `KJOURNAL_AUTH__*` settings of a writer or reader trusting this issuer."""
