@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from kjournal_service.app import ServiceSettingsLike
 from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 from kjournal_service.logs import configure_logging
+from kjournal_service.settings import invalid_settings
 
 __all__ = ["run_service"]
 
@@ -46,7 +47,7 @@ def run_service(
     try:
         settings = settings_type()
     except ValidationError as exc:
-        sys.stderr.write(f"{name}: invalid settings:\n{exc}\n")
+        sys.stderr.write(f"{name}: invalid settings:\n{invalid_settings(exc)}\n")
         return EXIT_INVALID_SETTINGS
     if preflight is not None:
         try:

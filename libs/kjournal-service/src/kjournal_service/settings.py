@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from kjournal.api.keys import KeyRules
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -22,7 +22,17 @@ from pydantic_settings import (
 
 from kjournal_service.http_protocol import RequestLimits
 
-__all__ = ["HttpSettings", "ServiceSettings"]
+__all__ = ["HttpSettings", "ServiceSettings", "invalid_settings"]
+
+
+def invalid_settings(exc: ValidationError) -> str:
+    """What is wrong with the settings, one line per error, naming each setting and never its
+    value (pydantic's own message repeats the input, which may hold a password)."""
+    lines = []
+    for error in exc.errors(include_input=False, include_url=False, include_context=False):
+        name = "KJOURNAL_" + "__".join(str(part).upper() for part in error["loc"])
+        lines.append(f"  {name}: {error['msg']}")
+    return "\n".join(lines)
 
 
 class _PlainOrJsonEnv(EnvSettingsSource):

@@ -6,6 +6,7 @@ import logging
 import sys
 
 from kjournal_service.logs import configure_logging
+from kjournal_service.settings import invalid_settings
 from pydantic import ValidationError
 
 from kjournal_replicator.job import EXIT_START_FAILED, Replicator
@@ -19,7 +20,9 @@ def main() -> int:
     try:
         settings = ReplicatorSettings()
     except ValidationError as exc:
-        logging.getLogger("kjournal_replicator").error("invalid settings: %s", exc)
+        logging.getLogger("kjournal_replicator").error(
+            "invalid settings:\n%s", invalid_settings(exc)
+        )
         return EXIT_START_FAILED
     replicator = Replicator(settings)
     replicator.install_signal_handlers()
