@@ -19,7 +19,7 @@ import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
-from kjournal.errors import InvalidToken
+from kjournal.errors import InvalidToken, KeysUnavailable
 from kjournal_dev.dev_tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
 from kjournal_reader.app import create_app as create_reader
 from kjournal_reader.settings import Settings as ReaderSettings
@@ -362,3 +362,33 @@ async def test_the_key_set_from_a_url(issuer: DevIssuer):
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+async def test_an_unreadable_key_set_is_503_and_not_read_on_every_request(
+    issuer: DevIssuer, fakes: FakeJournals, tmp_path: Path
+):
+    settings = _auth(issuer, jwks_file=str(tmp_path / "missing.json"), jwks_min_refresh_s=60)
+    app = create_writer(WriterSettings.model_validate({"auth": settings}))
+    app.state.journals = fakes
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://writer") as client:
+        for _ in range(3):
+            response = await client.post(EVENTS, json=APPEND, headers=_bearer(issuer.mint()))
+            assert response.status_code == 503
+            assert response.json()["type"] == "urn:kjournal:problem:unavailable"
+            assert response.headers["retry-after"] == "1"
+    assert not fakes.journals
+    verifier = TokenVerifier(AuthSettings.model_validate(settings))
+    reads = 0
+    real = verifier.keys._read
+
+    async def counted() -> Any:
+        nonlocal reads
+        reads += 1
+        return await real()
+
+    verifier.keys._read = counted  # type: ignore[method-assign]
+    for _ in range(3):
+        with pytest.raises(KeysUnavailable):
+            await verifier.verify(issuer.mint())
+    assert reads == 1

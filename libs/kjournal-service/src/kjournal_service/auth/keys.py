@@ -49,14 +49,16 @@ class KeySet:
 
     def refresh_soon(self) -> None:
         """Read the set again in the background (a cached token's key may have been removed)."""
-        if self._background is None or self._background.done():
-            self._background = asyncio.get_running_loop().create_task(self._refresh(force=False))
+        if self._may_retry() and (self._background is None or self._background.done()):
+            self._background = asyncio.get_running_loop().create_task(self._refresh())
 
     async def key(self, kid: str | None) -> PyJWK:
         """The key a token names by `kid` (a set of one key serves tokens naming none);
-        InvalidToken if the set has no such key, KeysUnavailable if it could not be read."""
-        if self.stale or (kid not in self._keys and self._may_retry()):
-            await self._refresh(force=kid not in self._keys)
+        InvalidToken if the set has no such key, KeysUnavailable if it could not be read.
+        The set is read again when it is stale or lacks `kid`, at most every
+        `jwks_min_refresh_s` (an issuer that does not answer is not asked on every request)."""
+        if (self.stale or kid not in self._keys) and self._may_retry():
+            await self._refresh()
         if not self._keys:
             raise KeysUnavailable("no signing keys could be read")
         found = self._keys.get(kid)
@@ -69,12 +71,11 @@ class KeySet:
     def _may_retry(self) -> bool:
         return time.monotonic() - self._tried_at >= self._min_refresh_s
 
-    async def _refresh(self, *, force: bool) -> None:
+    async def _refresh(self) -> None:
         async with self._lock:
-            now = time.monotonic()
-            if now - self._loaded_at < self._refresh_s and not (force and self._may_retry()):
-                return  # another request refreshed it meanwhile
-            self._tried_at = now
+            if not self._may_retry():
+                return  # another request read it meanwhile
+            now = self._tried_at = time.monotonic()
             try:
                 document = await self._read()
             except (OSError, ValueError, httpx.HTTPError) as exc:
