@@ -12,6 +12,7 @@ from cassandra import Unauthorized
 from cassandra.cluster import Session
 from kjournal.cassandra.credentials import check_cassandra_credentials
 from kjournal.cassandra.session import connect
+from kjournal.cassandra.settings import CassandraSettings
 from kjournal.errors import CassandraUnavailable, CredentialsRefused
 from kjournal_dev.cassandra_security import DEFAULT_SUPERUSER, role_settings
 from kjournal_dev.credentials import CASSANDRA_MIGRATOR, CASSANDRA_READER, CASSANDRA_REPLICATOR
@@ -60,6 +61,18 @@ def _refused(session: Session, observed: dict[str, str], what: str, cql: str, ne
     observed[what] = f"Unauthorized: {message}"
 
 
+TABLES = CassandraSettings(keyspace=KEYSPACE).names
+EVERY_TABLE = (
+    TABLES.journal,
+    TABLES.metajournal,
+    TABLES.pointer2,
+    TABLES.setting,
+    TABLES.quarantine,
+    TABLES.conflicts,
+    TABLES.locks,
+)
+
+
 def test_the_readers_role_only_reads(secured: SecuredPlatform, observed: dict[str, str]):
     session = _session(secured, CASSANDRA_READER)
     try:
@@ -68,6 +81,13 @@ def test_the_readers_role_only_reads(secured: SecuredPlatform, observed: dict[st
             _refused(session, observed, f"{CASSANDRA_READER} {verb}", cql, "MODIFY")
         for verb, cql in SCHEMA_CHANGES.items():
             _refused(session, observed, f"{CASSANDRA_READER} {verb} TABLE", cql, verb)
+        for table in EVERY_TABLE:  # MODIFY and ALTER of every table, whatever its columns
+            session.execute(f"SELECT * FROM {K}.{table} LIMIT 1")
+            _refused(session, {}, "", f"TRUNCATE {K}.{table}", "MODIFY")
+            _refused(session, {}, "", f"ALTER TABLE {K}.{table} WITH comment = 'x'", "ALTER")
+        observed[f"{CASSANDRA_READER} TRUNCATE, ALTER each of {len(EVERY_TABLE)} tables"] = (
+            "Unauthorized (no MODIFY / ALTER permission), every one"
+        )
     finally:
         session.cluster.shutdown()
 
@@ -80,6 +100,11 @@ def test_the_replicators_role_writes_data_but_no_schema(
         session.execute(JOURNAL_WRITES["DELETE"])  # it may write the journal tables
         for verb, cql in SCHEMA_CHANGES.items():
             _refused(session, observed, f"{CASSANDRA_REPLICATOR} {verb} TABLE", cql, verb)
+        for table in EVERY_TABLE:
+            _refused(session, {}, "", f"ALTER TABLE {K}.{table} WITH comment = 'x'", "ALTER")
+        observed[f"{CASSANDRA_REPLICATOR} ALTER each of {len(EVERY_TABLE)} tables"] = (
+            "Unauthorized (no ALTER permission), every one"
+        )
         setting = f"UPDATE {K}.setting SET value = 'x' WHERE key = 'probe'"
         _refused(session, observed, f"{CASSANDRA_REPLICATOR} UPDATE setting", setting, "MODIFY")
     finally:
