@@ -35,7 +35,7 @@ def _free_ports(count: int) -> list[int]:
 def secure_config(state_dir: Path) -> DevConfig:
     """The developer's KJOURNAL_DEV_* settings (cache, Java, heaps) with the suite's own ports,
     state, topic and keyspace, secured."""
-    kafka, controller, tls, cql, storage, writer, reader, replicator = _free_ports(8)
+    kafka, controller, tls, cql, storage, writer, reader, replicator, grpc, otlp = _free_ports(10)
     return DevConfig.from_env().model_copy(
         update={
             "state_dir": state_dir,
@@ -47,6 +47,8 @@ def secure_config(state_dir: Path) -> DevConfig:
             "writer_port": writer,
             "reader_port": reader,
             "replicator_port": replicator,
+            "otlp_grpc_port": grpc,
+            "otlp_http_port": otlp,
             "topics": (TOPIC,),
             "partitions": 4,
             "keyspace": KEYSPACE,
