@@ -9,6 +9,7 @@ failed (the exception is logged), 2 when start-up failed. See docs/replicator.md
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import threading
@@ -17,9 +18,12 @@ from contextlib import ExitStack
 from types import FrameType
 
 from cassandra.cluster import Session
+from kjournal.cassandra.credentials import check_cassandra_credentials
 from kjournal.cassandra.schema import check_schema
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.writer import CassandraReplicatedStore
+from kjournal.errors import CredentialsRefused
+from kjournal.kafka.credentials import check_kafka_credentials
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 from py4j.protocol import Py4JError  # type: ignore[import-untyped]
 from pyspark.errors import StreamingQueryException
@@ -139,6 +143,12 @@ class Replicator:
                 settings.http.host, settings.http.port, self.metrics.exposition, self.health
             ).start()
             stack.callback(self.http.close)
+        try:
+            asyncio.run(check_kafka_credentials(settings.kafka))
+            check_cassandra_credentials(settings.cassandra)
+        except CredentialsRefused as exc:
+            log.error("the replicator cannot start: %s", exc)
+            return EXIT_START_FAILED
         try:
             session = connect(settings.cassandra)
             stack.callback(session.cluster.shutdown)
