@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from contextlib import ExitStack
+from functools import partial
 from types import FrameType
 
 from cassandra.cluster import Session
@@ -38,7 +39,7 @@ from kjournal_replicator.metrics import driver_metrics
 from kjournal_replicator.micro_batch import MicroBatchHandler, MicroBatchStatus
 from kjournal_replicator.offsets import Pointer2, starting_offsets
 from kjournal_replicator.settings import ReplicatorSettings
-from kjournal_replicator.spark import build_spark, start_query
+from kjournal_replicator.spark import build_spark, read_ranges, start_query
 from kjournal_replicator.topic_watch import TopicWatch
 
 __all__ = ["Replicator"]
@@ -165,6 +166,7 @@ class Replicator:
                 max_tasks=settings.spark.max_tasks or spark.sparkContext.defaultParallelism,
                 topics_now=lambda: matching_partitions(settings.kafka, settings.topics).keys(),
                 watch=self._watch,
+                read_ranges=partial(read_ranges, spark, settings),
             )
             if self._stop.is_set():
                 return EXIT_OK
