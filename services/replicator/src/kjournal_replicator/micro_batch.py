@@ -232,10 +232,9 @@ class MicroBatchHandler:
         except MicroBatchError:
             raise
         except Exception as exc:
+            # Kafka or Cassandra unavailable mid-way: the micro-batch fails and is tried again.
             raise MicroBatchError(
-                f"reading unreplicated offsets from Kafka again failed: {described}; if Kafka no "
-                "longer holds them (retention), they are lost: delete the checkpoint to resume "
-                "from pointer2, or set KJOURNAL_APPLY__FAIL_ON_GAP=false to accept the loss"
+                f"applying unreplicated offsets read from Kafka again failed: {described}: {exc}"
             ) from exc
         self._metrics.increment(MICRO_BATCHES, result="gap_filled")
         left = find_gaps(ranges, self._pointer2)
