@@ -1,7 +1,9 @@
 -- wrk script of bench/http_append.py: each request appends one event to one of N journals.
 --
---   wrk -t1 -cN -dS -s bench/http_append.lua URL -- TOPIC PREFIX N PAYLOAD_BYTES
+--   wrk -t1 -cN -dS -s bench/http_append.lua URL -- TOPIC PREFIX N PAYLOAD_BYTES [TOKENS_FILE]
 --
+-- With TOKENS_FILE (one bearer token per line), request k carries the k-th token (round robin):
+-- one line sends the same token every time, as a client does; many, a new one per request.
 -- A journal is reused only once its previous append was answered, so each journal has at most
 -- one append in flight and its seqNrs strictly increase. wrk does not say which connection a
 -- response belongs to, so seqNrs come from one counter (unique across journals, with gaps within
@@ -15,6 +17,7 @@ function setup(thread)
 end
 
 local request_format, body_format
+local tokens, token_count, token_index = {}, 0, 0
 local free = {} -- journals with no append in flight, oldest first
 local free_first, free_last = 1, 0
 local journals = 0
@@ -42,9 +45,15 @@ end
 
 function init(args)
   local topic, prefix, count, size = args[1], args[2], tonumber(args[3]), tonumber(args[4])
+  if args[5] then
+    for line in io.lines(args[5]) do
+      token_count = token_count + 1
+      tokens[token_count] = "Authorization: Bearer " .. line .. "\r\n"
+    end
+  end
   -- written out rather than with wrk.format, which takes wrk's Lua a third more CPU per request
   request_format = "POST /v1/journals/" .. topic .. "/" .. prefix .. "-%d/events HTTP/1.1\r\n"
-    .. "Host: " .. wrk.headers["Host"] .. "\r\n"
+    .. "Host: " .. wrk.headers["Host"] .. "\r\n%s"
     .. "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
   -- the payload the Python side sends too: {"n": seqNr, "pad": "xxx..."}, about `size` bytes
   body_format = '{"events":[{"seqNr":%d,"payload":{"n":%d,"pad":"'
@@ -61,7 +70,12 @@ function request()
   seq = seq + 1
   in_flight[seq] = journal
   local body = string.format(body_format, seq, seq)
-  return string.format(request_format, journal, #body, body)
+  local authorization = ""
+  if token_count > 0 then
+    authorization = tokens[token_index % token_count + 1]
+    token_index = token_index + 1
+  end
+  return string.format(request_format, journal, authorization, #body, body)
 end
 
 local function record_failure(status, body)

@@ -2,6 +2,7 @@
 
     uv run python -m bench.http_append [--seconds 10] [--levels 1,16,64] [--payload-bytes 100]
                                        [--workers 1] [--linger-ms 0]
+                                       [--secure-state DIR [--rounds N] [--security-only]]
 
 Needs kjournal-dev's Kafka (KJOURNAL_DEV_KAFKA_PORT, default 9092) and wrk, the C HTTP load
 generator (`apt-get install -y wrk`), so that the load costs little of the CPU the writer, Kafka
@@ -17,6 +18,10 @@ writer's) and, for each concurrency level c:
   partitioner) through one AIOKafkaProducer with the writer's producer settings
   (`kjournal.kafka.producer.producer_options`: acks=all, bounded delivery, lz4, linger) and wait for
   each ack, for 1 s of warm-up and then the measured time.
+
+With `--secure-state` (the state directory of a running `kjournal-dev up --secure`), it then
+compares, in the same run, appends with HTTP authentication on and off and with Kafka SCRAM on
+and off (bench/_security.py).
 
 Prints appends/s, p50 and p99 latency of both and the ratio; for HTTP also the writer's CPU time
 per append and, as "cores", the cores the writer (all its processes), wrk and the whole host kept
@@ -93,16 +98,34 @@ def _payload(size: int, n: int) -> JsonValue:
     return {"n": n, "pad": "x" * max(0, size - 20)}
 
 
-def _wrk_command(url: str, topic: str, prefix: str, level: int, seconds: int, size: int):
+def _wrk_command(
+    url: str,
+    topic: str,
+    prefix: str,
+    level: int,
+    seconds: int,
+    size: int,
+    tokens: Path | None = None,
+) -> list[str]:
     command = ["wrk", "-t1", f"-c{level}", f"-d{seconds}s", "--timeout", "10s"]
-    return [*command, "-s", str(WRK_SCRIPT), url, "--", topic, prefix, str(level), str(size)]
+    command += ["-s", str(WRK_SCRIPT), url, "--", topic, prefix, str(level), str(size)]
+    return command if tokens is None else [*command, str(tokens)]
 
 
-def wrk(url: str, topic: str, prefix: str, level: int, seconds: int, size: int) -> Result:
-    """One wrk run; SystemExit if any answer was not a 2xx or a socket failed."""
+def wrk(
+    url: str,
+    topic: str,
+    prefix: str,
+    level: int,
+    seconds: int,
+    size: int,
+    tokens: Path | None = None,
+) -> Result:
+    """One wrk run (each request with the next bearer token of `tokens`, a file of one per line,
+    if given); SystemExit if any answer was not a 2xx or a socket failed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
-        _wrk_command(url, topic, prefix, level, seconds, size),
+        _wrk_command(url, topic, prefix, level, seconds, size, tokens),
         capture_output=True,
         text=True,
         check=False,
@@ -240,7 +263,10 @@ def main() -> None:
         "--tracing", default="", help="e.g. off,on: a writer per tracing mode, in turn"
     )
     parser.add_argument(
-        "--rounds", type=int, default=1, help="measure each mode this often, alternating"
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure each tracing mode this often, alternating; security comparison rounds",
     )
     parser.add_argument(
         "--side-by-side",
@@ -250,6 +276,12 @@ def main() -> None:
     parser.add_argument(
         "--linger-ms", type=int, default=KafkaSettings().linger_ms, help="both producers' linger"
     )
+    parser.add_argument(
+        "--secure-state",
+        type=Path,
+        help="state directory of a running `kjournal-dev up --secure`: compare auth and SCRAM",
+    )
+    parser.add_argument("--security-only", action="store_true", help="only the security comparison")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("bench.http_append needs wrk: apt-get install -y wrk")
@@ -271,6 +303,24 @@ def main() -> None:
         "(uvloop, httptools); HTTP load: wrk -t1 -c<c>, keep-alive; "
         "raw: one AIOKafkaProducer in this process"
     )
+    if not args.security_only:
+        _compare_with_raw(kafka, levels, args)
+    if args.secure_state is not None:
+        from bench._security import compare  # it uses this module's wrk()
+
+        compare(
+            kafka,
+            args.secure_state,
+            levels,
+            args.seconds,
+            args.payload_bytes,
+            args.workers,
+            args.rounds,
+        )
+    print(f"load        {', '.join(f'{value:.1f}' for value in os.getloadavg())} (after the run)")
+
+
+def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Namespace) -> None:
     modes = tracing_modes(args.tracing) if args.tracing else []
     logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     with ExitStack() as stack:
@@ -334,7 +384,6 @@ def main() -> None:
                     f"throughput lost); writer CPU per append on {cpu_on * 1e3:.3f} ms, off "
                     f"{cpu_off * 1e3:.3f} ms ({(cpu_on / cpu_off - 1) * 100:+.1f} %)"
                 )
-    print(f"load        {', '.join(f'{value:.1f}' for value in os.getloadavg())} (after the run)")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from kjournal_dev.errors import DevError
 from kjournal_dev.kind import cluster, hostnet, images, node_image, packages, progress, toolchain
 from kjournal_dev.kind.engine import lacks_sys_resource
 from kjournal_dev.kind.settings import KindSettings
-from kjournal_dev.kind.tool import require_disk
 
 CAPS = ["CAP_CHOWN", "CAP_SYS_RESOURCE", "CAP_NET_ADMIN"]
 
@@ -105,7 +104,6 @@ def test_expensive_things_live_in_the_cache_and_running_ones_in_the_state(tmp_pa
     cache, state = tmp_path / "cache", tmp_path / "state"
     for path in (
         settings.bin_dir,
-        settings.go_root,
         settings.docker_data_root,
         settings.rootfs_tar,
     ):
@@ -206,11 +204,6 @@ def test_a_failing_step_is_one_line_with_its_log(tmp_path: Path):
     assert message.startswith("building thing failed (exit 3) after ")
     assert message.endswith(f"log: {tmp_path / 'thing.log'}")
     assert "boom" in (tmp_path / "thing.log").read_text()
-
-
-def test_not_enough_disk_is_one_clear_line(tmp_path: Path):
-    with pytest.raises(DevError, match=r"^not enough disk for the kind toolchain: .* GB free"):
-        require_disk(tmp_path / "not" / "yet", 10**9, "the kind toolchain")
 
 
 def test_skaffold_is_built_only_on_demand():

@@ -15,6 +15,7 @@ from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.client import Client
+from kjournal_dev.dev_tokens import DevIssuer
 from kjournal_dev.platform import Endpoints
 
 from tests.integration.services.support import RunningService, start_service, wait_for_topic
@@ -47,6 +48,13 @@ def kafka_settings(platform: Endpoints) -> dict[str, str]:
     return {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap}
 
 
+def writer_limits() -> dict[str, str]:
+    return {
+        "KJOURNAL_HTTP__MAX_BODY_BYTES": str(1024 * 1024),
+        "KJOURNAL_KAFKA__MAX_RECORD_BYTES": "100000",
+    }
+
+
 def reader_settings(platform: Endpoints, keyspace: str) -> dict[str, str]:
     return {
         **kafka_settings(platform),
@@ -60,11 +68,7 @@ def reader_settings(platform: Endpoints, keyspace: str) -> dict[str, str]:
 def writer(platform: Endpoints, service_logs: Path) -> Iterator[RunningService]:
     service = start_service(
         "kjournal_writer",
-        {
-            **kafka_settings(platform),
-            "KJOURNAL_HTTP__MAX_BODY_BYTES": str(1024 * 1024),
-            "KJOURNAL_KAFKA__MAX_RECORD_BYTES": "100000",
-        },
+        {**kafka_settings(platform), **writer_limits()},
         service_logs,
         ready_path="/readyz",
     )
@@ -96,3 +100,37 @@ def topic(topic: str, kafka_bootstrap: str) -> str:
 def client(writer: RunningService, reader: RunningService) -> Iterator[Client]:
     with Client(writer.url, reader.url, timeout=30) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def issuer(tmp_path_factory: pytest.TempPathFactory) -> DevIssuer:
+    """A token issuer (kjournal-dev's) that the secured writer and reader trust."""
+    return DevIssuer(tmp_path_factory.mktemp("issuer")).ensure()
+
+
+@pytest.fixture(scope="session")
+def secured_writer(
+    platform: Endpoints, issuer: DevIssuer, service_logs: Path
+) -> Iterator[RunningService]:
+    """A writer with authentication on (KJOURNAL_AUTH__*)."""
+    service = start_service(
+        "kjournal_writer",
+        {**writer_limits(), **kafka_settings(platform), **issuer.service_env()},
+        service_logs,
+    )
+    yield service
+    assert service.stop(), service.log()
+
+
+@pytest.fixture(scope="session")
+def secured_reader(
+    platform: Endpoints, services_keyspace: str, issuer: DevIssuer, service_logs: Path
+) -> Iterator[RunningService]:
+    service = start_service(
+        "kjournal_reader",
+        {**reader_settings(platform, services_keyspace), **issuer.service_env()},
+        service_logs,
+        ready_path="/readyz",
+    )
+    yield service
+    assert service.stop(), service.log()

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from kjournal.client import Client
 from kjournal.model import Event, JsonPayload, Key, SeqNr, TextPayload
+from kjournal_dev.dev_tokens import DevIssuer
 
 from tests.integration.services.support import RunningService
 from tests.support.reports import add_session_report
@@ -31,7 +32,11 @@ JOURNAL_ID = "fuzzed journal 1"  # schemathesis leaves a "/" in a path parameter
 
 
 def _schemathesis(
-    config: pytest.Config, service: RunningService, topic: str, journal_id: str | None
+    config: pytest.Config,
+    service: RunningService,
+    topic: str,
+    journal_id: str | None,
+    token: str | None = None,
 ) -> str:
     env = {**os.environ, "KJOURNAL_FUZZ_TOPIC": topic}
     if journal_id is not None:
@@ -52,6 +57,9 @@ def _schemathesis(
         "--request-timeout",
         "30",
     ]
+    if token is not None:
+        # every operation with the one token; schemathesis' ignored_auth check sends some without
+        command += ["--header", f"Authorization: Bearer {token}"]
     result = subprocess.run(
         command,
         cwd=REPOSITORY,
@@ -64,7 +72,8 @@ def _schemathesis(
     output = result.stdout + result.stderr
     summary_line = output.rfind("\n", 0, output.rfind("=== SUMMARY")) + 1
     summary = output[summary_line:]
-    add_session_report(config, f"schemathesis: {service.module}", summary)
+    title = f"schemathesis: {service.module}" + (" (authentication on)" if token else "")
+    add_session_report(config, title, summary)
     assert result.returncode == 0, _failures(output)
     return output
 
@@ -91,4 +100,26 @@ def test_the_reader_meets_its_openapi_document(
     client.append(key, [Event(SeqNr(1), payload=JsonPayload({"n": 1})), Event(SeqNr(2))])
     client.append(key, [Event(SeqNr(3), tags=frozenset({"t"}), payload=TextPayload("three"))])
     output = _schemathesis(pytestconfig, reader, topic, JOURNAL_ID)
+    assert "No issues found" in output
+
+
+def test_the_secured_writer_meets_its_openapi_document(
+    pytestconfig: pytest.Config, secured_writer: RunningService, issuer: DevIssuer, topic: str
+) -> None:
+    token = issuer.mint(["journal:append", "journal:delete"])
+    output = _schemathesis(pytestconfig, secured_writer, topic, None, token)
+    assert "No issues found" in output
+
+
+def test_the_secured_reader_meets_its_openapi_document(
+    pytestconfig: pytest.Config,
+    secured_reader: RunningService,
+    issuer: DevIssuer,
+    client: Client,
+    topic: str,
+) -> None:
+    key = Key(topic, JOURNAL_ID)
+    client.append(key, [Event(SeqNr(1), payload=JsonPayload({"n": 1})), Event(SeqNr(2))])
+    token = issuer.mint(["journal:read", "journal:admin"])
+    output = _schemathesis(pytestconfig, secured_reader, topic, JOURNAL_ID, token)
     assert "No issues found" in output

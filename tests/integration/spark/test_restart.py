@@ -194,6 +194,57 @@ def test_offsets_never_replicated_are_not_skipped(
     env = replicator_env(platform, module_keyspace, re.escape(topic), tmp_path / "checkpoint")
     process = _run_to_failure(env, tmp_path / "replicator.log")
     assert process.process.returncode == 1, process.output()[-4000:]
-    assert f"{topic}:{partition} would resume at offset 5 but pointer2 is None" in process.output()
+    assert f"{topic}:{partition}: offsets 0..4 are no longer in Kafka" in process.output()
     store = CassandraReplicatedStore(session, TableNames(keyspace=module_keyspace))
     assert store.pointer2(topic, partition) is None
+
+
+def test_a_checkpoint_ahead_of_cassandra_is_caught_up_from_kafka(
+    platform: Endpoints,
+    new_topic,
+    module_keyspace: str,
+    session: Session,
+    kafka_bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    """Cassandra lost its last writes (or was restored from an older backup) while the Spark
+    checkpoint kept its place: pointer2 is behind the checkpoint. The records in between are
+    still in Kafka: the replicator reads them again instead of refusing or skipping them."""
+    topic = new_topic()
+    model = Model(topic)
+
+    async def write(appends: int) -> int:
+        async with _journals(kafka_bootstrap) as journals:
+            for _ in range(appends):
+                await append(journals, model, "lost", 1)
+            return (await journals.journal(model_key(topic)).mark()).partition
+
+    partition = asyncio.run(write(6))  # offsets 0..6
+    env = replicator_env(platform, module_keyspace, re.escape(topic), tmp_path / "checkpoint")
+    check = caught_up(kafka_bootstrap, session, module_keyspace, topic)
+    store = CassandraReplicatedStore(session, TableNames(keyspace=module_keyspace))
+
+    first = ReplicatorProcess(env, tmp_path / "first.log")
+    try:
+        wait_until(check, CATCH_UP_S, "replication of the first appends", first)
+        assert first.terminate() == 0
+    finally:
+        first.kill()
+    assert store.pointer2(topic, partition) == 6
+
+    store.set_pointer2(topic, partition, 2, datetime.now(UTC), insert=False)  # forgot 3..6
+    asyncio.run(write(2))  # offsets 7..9, where the checkpoint resumes
+
+    second = ReplicatorProcess(env, tmp_path / "second.log")
+    try:
+        wait_until(check, CATCH_UP_S, "replication after pointer2 went back", second)
+        assert second.terminate() == 0
+    finally:
+        second.kill()
+    assert f"{topic}:{partition} offsets 3..6 (pointer2 2, the micro-batch starts at 7)" in (
+        second.output()
+    )
+    assert "refusing" not in second.output()
+    assert store.pointer2(topic, partition) == 9
+    stored = asyncio.run(stored_events(session, module_keyspace, topic, ["lost"]))
+    assert stored["lost"] == model.journal("lost").events

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 
-from kjournal_replicator.offsets import EARLIEST, Pointer2, find_gaps, starting_offsets
+from kjournal_replicator.offsets import (
+    EARLIEST,
+    Pointer2,
+    describe_gap,
+    find_gaps,
+    starting_offsets,
+)
 from kjournal_replicator.ranges import OffsetRange
 
 
@@ -36,12 +42,14 @@ def test_a_range_may_replay_but_never_skip() -> None:
         OffsetRange("t", 3, 0, 5),  # no pointer2, from the start
         OffsetRange("t", 4, 7, 7),  # empty: nothing read, nothing skipped
     ]
-    assert find_gaps(ranges, known) == [
-        "t:2 would resume at offset 12 but pointer2 is 9: offsets 10..11 were never replicated"
-    ]
+    assert find_gaps(ranges, known) == [OffsetRange("t", 2, 10, 12)]
+    assert describe_gap(OffsetRange("t", 2, 10, 12)) == (
+        "t:2 offsets 10..11 (pointer2 9, the micro-batch starts at 12)"
+    )
 
 
 def test_a_partition_without_pointer2_must_start_at_zero() -> None:
-    assert find_gaps([OffsetRange("t", 0, 5, 9)], pointers({})) == [
-        "t:0 would resume at offset 5 but pointer2 is None: offsets 0..4 were never replicated"
-    ]
+    assert find_gaps([OffsetRange("t", 0, 5, 9)], pointers({})) == [OffsetRange("t", 0, 0, 5)]
+    assert describe_gap(OffsetRange("t", 0, 0, 5)) == (
+        "t:0 offsets 0..4 (pointer2 None, the micro-batch starts at 5)"
+    )

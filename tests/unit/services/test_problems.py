@@ -49,6 +49,11 @@ EXPECTED = {
     errors.CassandraUnavailable: (503, "cassandra-unavailable"),
     errors.Unavailable: (503, "unavailable"),
     errors.DeadlineExceeded: (504, "deadline-exceeded"),
+    errors.NotAuthenticated: (401, "unauthorized"),
+    errors.PermissionDenied: (403, "forbidden"),
+    errors.RequestRejected: (400, "request-rejected"),
+    errors.Busy: (503, "busy"),
+    errors.CredentialsRefused: (500, "credentials-refused"),
     errors.KJournalError: (500, "internal-error"),
 }
 

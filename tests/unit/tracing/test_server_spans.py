@@ -33,13 +33,15 @@ def _app(status: int, chunks: list[bytes], seen: list[Any]) -> Any:
     return app
 
 
-async def _serve(app: Any, headers: list[tuple[bytes, bytes]]) -> None:
+async def _serve(
+    app: Any, headers: list[tuple[bytes, bytes]], path: str = "/v1/journals/journal/a b/events"
+) -> None:
     scope = {
         "type": "http",
         "method": "GET",
         "scheme": "http",
         "http_version": "1.1",
-        "path": "/v1/journals/journal/a b/events",
+        "path": path,
         "raw_path": b"/v1/journals/journal/a%20b/events?from=3",
         "query_string": b"from=3",
         "headers": headers,
@@ -97,3 +99,9 @@ async def test_a_server_error_is_an_error_span(spans: Spans) -> None:
     span = spans.named("GET /v1/journals/{topic}/{id}/events")
     assert span.status.status_code is StatusCode.ERROR
     assert (span.attributes or {})["error.type"] == "503"
+
+
+async def test_probes_and_scrapes_are_not_traced(spans: Spans) -> None:
+    for path in ("/healthz", "/readyz", "/metrics"):
+        await _serve(_app(200, [b"ok"], []), [], path)
+    assert spans.finished() == []

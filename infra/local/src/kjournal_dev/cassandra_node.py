@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from kjournal_dev.config import DevConfig
@@ -65,9 +66,11 @@ _LOGBACK = """<configuration scan="false">
 """
 
 
-def cassandra_yaml(config: DevConfig, home: Path) -> str:
+def cassandra_yaml(config: DevConfig, home: Path, auth: str | None = None) -> str:
+    """The node's configuration; `auth` replaces its authenticator and authorizer lines (the
+    secured platform's roles)."""
     host = config.host
-    return f"""cluster_name: kjournal-dev
+    yaml = f"""cluster_name: kjournal-dev
 num_tokens: 1
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: SimpleSnitch
@@ -96,6 +99,11 @@ batch_size_warn_threshold: 48KiB
 authenticator: AllowAllAuthenticator
 authorizer: AllowAllAuthorizer
 """
+    if auth is not None:
+        yaml = yaml.replace(
+            "authenticator: AllowAllAuthenticator\nauthorizer: AllowAllAuthorizer\n", auth
+        )
+    return yaml
 
 
 def _jamm_agent(jars: Path) -> str:
@@ -105,13 +113,15 @@ def _jamm_agent(jars: Path) -> str:
     return str(candidates[-1])
 
 
-def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[int, Path]:
+def start(
+    config: DevConfig, java: Java, jars: Path, data_dir: Path, auth: str | None = None
+) -> tuple[int, Path]:
     """Write the node's config and start its JVM; returns (pid, log file). Does not wait."""
     home = data_dir / "cassandra"
     for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw", "logs"):
         (home / sub).mkdir(parents=True, exist_ok=True)
     yaml_file = home / "cassandra.yaml"
-    yaml_file.write_text(cassandra_yaml(config, home))
+    yaml_file.write_text(cassandra_yaml(config, home, auth))
     (home / "logback.xml").write_text(_LOGBACK)
     heap = config.cassandra_heap_mb
     cmd = [
@@ -144,8 +154,19 @@ def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[in
     return pid, home / "cassandra.log"
 
 
-def probe(host: str, port: int) -> str | None:
-    """The node's release_version if it answers a CQL query, else None."""
+def probe(host: str, port: int, logins: Sequence[tuple[str, str]] = ()) -> str | None:
+    """The node's release_version if it answers a CQL query (as the first of `logins` that
+    works, if it asks for one), else None."""
+    candidates: list[tuple[str, str] | None] = [*logins] or [None]
+    for login in candidates:
+        version = _probe(host, port, login)
+        if version is not None:
+            return version
+    return None
+
+
+def _probe(host: str, port: int, login: tuple[str, str] | None) -> str | None:
+    from cassandra.auth import PlainTextAuthProvider
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
     from cassandra.policies import RoundRobinPolicy
 
@@ -161,6 +182,7 @@ def probe(host: str, port: int) -> str | None:
             )
         },
         protocol_version=5,
+        auth_provider=None if login is None else PlainTextAuthProvider(*login),
     )
     try:
         session = cluster.connect()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kjournal_dev import chart_cli
 from kjournal_dev.config import DevConfig
+from kjournal_dev.dev_tokens import ALL_SCOPES, DevIssuer
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import cli as kind_cli
 from kjournal_dev.platform import CASSANDRA, COLLECTOR, KAFKA, Platform
@@ -22,6 +23,8 @@ def _report(line: str) -> None:
 
 
 def _up(platform: Platform, args: argparse.Namespace) -> int:
+    if args.secure and not platform.config.secure:
+        platform = Platform(platform.config.model_copy(update={"secure": True}))
     endpoints = platform.up(report=_report)
     verb = "started" if endpoints.started else "already running (reused)"
     print(f"platform {verb}")
@@ -39,6 +42,11 @@ def _up(platform: Platform, args: argparse.Namespace) -> int:
         print(f"  collector (OTLP)  {endpoints.otlp_endpoint}   spans: {endpoints.spans_dir}")
     print(f"  spark kafka jars  {endpoints.spark_kafka_jars}")
     print(f"  data and logs     {endpoints.data_dir}")
+    if platform.config.secure:
+        print(
+            f"  secured           credentials in {platform.config.credentials_file} (0600); "
+            "a token for the HTTP services: scripts/dev token"
+        )
     if args.supervise:
         print("supervising: whatever exits is restarted on its data (Ctrl-C stops supervising)")
         platform.supervise(report=_report)
@@ -132,6 +140,12 @@ def _settings_docs(platform: Platform, args: argparse.Namespace) -> int:
     return 0
 
 
+def _token(platform: Platform, args: argparse.Namespace) -> int:
+    issuer = DevIssuer(platform.config.auth_dir).ensure()
+    print(issuer.mint(args.scope or ALL_SCOPES, topics=args.topic, ttl_s=args.ttl))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kjournal-dev",
@@ -143,6 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
         "up",
         help="fetch (once), start and wait for Kafka and Cassandra; create topics and schema; "
         "start the writer, reader and replicator; whatever died is restarted on its data",
+    )
+    up.add_argument(
+        "--secure",
+        action="store_true",
+        help="Kafka with SCRAM users and ACLs, Cassandra with roles, HTTP authentication "
+        "(KJOURNAL_DEV_SECURE=true does the same; a secured platform stays so until `down`)",
     )
     up.add_argument(
         "--supervise",
@@ -178,6 +198,25 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument("--write", action="store_true", help="regenerate the file")
     docs.set_defaults(run=_settings_docs)
     kind_cli.register(sub)
+    token = sub.add_parser(
+        "token",
+        help="print a bearer token from the dev issuer (its key: <state>/auth, mode 0600), "
+        "for a writer and reader started with KJOURNAL_DEV_AUTH=true or `up --secure`",
+    )
+    token.add_argument(
+        "--scope",
+        action="append",
+        choices=ALL_SCOPES,
+        help="a scope to grant (repeatable; default: all of them)",
+    )
+    token.add_argument(
+        "--topic",
+        action="append",
+        help="only this topic, or topics starting with P if written P* (repeatable; "
+        "default: any topic)",
+    )
+    token.add_argument("--ttl", type=float, default=3600.0, help="seconds it stays valid")
+    token.set_defaults(run=_token)
     chart_cli.register(sub)
     return parser
 

@@ -5,19 +5,18 @@ exactly what `up` needs: the OTLP receiver, the batch processor and the file exp
 come from the Go module proxy; nothing else is downloaded. The build is recorded by a marker
 naming the versions, so a version bump rebuilds and a second `up` does not.
 
-Go's caches go under the cache folder (`go/mod`, `go/build`, `go/path`, as kjournal-dev's other Go
-builds use), so removing the cache removes them.
+Go's caches go under the cache folder and are dropped once the binary exists (gobuild.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from kjournal_dev import gobuild
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 
@@ -26,7 +25,6 @@ __all__ = ["COLLECTOR_VERSION", "built_collector", "ensure_collector"]
 COLLECTOR_VERSION = "0.165.0"
 """Of the builder and the components (the contrib file exporter is released with the core)."""
 PROVIDERS_VERSION = "1.71.0"  # the stable confmap providers released with it
-_GO_FALLBACK = Path("/usr/local/go/bin/go")
 _MARKER = ".complete"
 
 MANIFEST = f"""\
@@ -63,33 +61,6 @@ def built_collector(config: DevConfig) -> Path | None:
     return binary if marker == wanted and binary.is_file() else None
 
 
-def _go() -> str:
-    found = shutil.which("go") or (str(_GO_FALLBACK) if _GO_FALLBACK.is_file() else None)
-    if found is None:
-        raise DevError(
-            "Go is needed to build the OpenTelemetry Collector from Go modules (once): install Go "
-            "1.24 or newer (e.g. into /usr/local/go), or set KJOURNAL_DEV_COLLECTOR=false to run "
-            "without it (the services then export no spans)"
-        )
-    return found
-
-
-def _go_env(config: DevConfig, bin_dir: Path) -> dict[str, str]:
-    root = config.cache_dir / "go"
-    go_bin = str(Path(_go()).parent)
-    return {
-        **os.environ,
-        "PATH": go_bin + os.pathsep + os.environ.get("PATH", ""),  # the builder runs `go`
-        "GOPATH": str(root / "path"),
-        "GOMODCACHE": str(root / "mod"),
-        "GOCACHE": str(root / "build"),
-        "GOFLAGS": "-modcacherw",  # a module cache that `rm -rf` can delete
-        "GOTOOLCHAIN": "local",  # build with the Go that is installed, never fetch another
-        "CGO_ENABLED": "0",
-        "GOBIN": str(bin_dir),
-    }
-
-
 def _run(args: Sequence[str], cwd: Path, env: dict[str, str], log: Path) -> int:
     with log.open("ab") as out:
         out.write(f"$ {' '.join(args)}\n".encode())
@@ -104,11 +75,25 @@ def ensure_collector(config: DevConfig, report: Callable[[str], None] | None = N
     found = built_collector(config)
     if found is not None:
         return found
+    with gobuild.exclusive(config.cache_dir):
+        found = built_collector(config)  # another process may have built it meanwhile
+        if found is not None:
+            return found
+        binary = _build(config, report)
+        gobuild.drop_caches(config.cache_dir)
+    return binary
+
+
+def _build(config: DevConfig, report: Callable[[str], None] | None) -> Path:
     home = _home(config)
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     bin_dir = home / "bin"
-    env = _go_env(config, bin_dir)
+    go = gobuild.find_go(
+        "the OpenTelemetry Collector (or set KJOURNAL_DEV_COLLECTOR=false to run without it: the "
+        "services then export no spans)"
+    )
+    env = gobuild.go_env(config.cache_dir, bin_dir, go)
     log = home / "build.log"
     if report is not None:
         report(
@@ -116,7 +101,7 @@ def ensure_collector(config: DevConfig, report: Callable[[str], None] | None = N
             f"(once; a few minutes), log: {log}"
         )
     builder = f"go.opentelemetry.io/collector/cmd/builder@v{COLLECTOR_VERSION}"
-    if _run([_go(), "install", "-trimpath", builder], home, env, log) != 0:
+    if _run([go, "install", "-trimpath", builder], home, env, log) != 0:
         raise DevError(f"could not build the collector builder ({builder}); see {log}")
     (home / "manifest.yaml").write_text(MANIFEST)
     ocb = [str(bin_dir / "builder"), "--config", "manifest.yaml"]
@@ -126,7 +111,7 @@ def ensure_collector(config: DevConfig, report: Callable[[str], None] | None = N
         # exporter). The build needs none of them: tidy tolerating that, then compile.
         if not (home / "src" / "go.mod").is_file():
             raise DevError(f"the collector builder failed; see {log}")
-        if _run([_go(), "mod", "tidy", "-e", "-compat=1.25"], home / "src", env, log) != 0:
+        if _run([go, "mod", "tidy", "-e", "-compat=1.25"], home / "src", env, log) != 0:
             raise DevError(f"resolving the collector's Go modules failed; see {log}")
     ocb += ["--skip-generate", "--skip-get-modules"]
     if _run(ocb, home, env, log) != 0:

@@ -85,6 +85,7 @@ class DevConfig(BaseModel):
     )
     kafka_port: int = _port(9092, "Kafka broker port")
     kafka_controller_port: int = _port(9093, "Kafka controller port")
+    kafka_tls_port: int = _port(9094, "Kafka SASL_SSL port (the secured platform's TLS listener)")
     cassandra_port: int = _port(9042, "Cassandra CQL port")
     cassandra_storage_port: int = _port(7000, "Cassandra storage port")
     kafka_heap_mb: int = Field(default=512, ge=64, description="Kafka JVM heap, MiB")
@@ -124,6 +125,17 @@ class DevConfig(BaseModel):
         alias="KJOURNAL_DEV_SERVICE_TIMEOUT",
         description="seconds a service may take to become ready",
     )
+    secure: bool = Field(
+        default=False,
+        description="run Kafka with SCRAM users and ACLs, Cassandra with roles and grants, and "
+        "the services with HTTP authentication (`up --secure`; credentials in "
+        "<state>/credentials.json, mode 0600)",
+    )
+    auth: bool = Field(
+        default=False,
+        description="start the writer and reader with bearer-token authentication, trusting "
+        "the dev issuer in <state>/auth (tokens: `kjournal-dev token`)",
+    )
 
     @field_validator("topics", mode="before")
     @classmethod
@@ -159,6 +171,25 @@ class DevConfig(BaseModel):
     @property
     def state_file(self) -> Path:
         return self.state_dir / "state.json"
+
+    @property
+    def kafka_tls_bootstrap(self) -> str:
+        return f"{self.host}:{self.kafka_tls_port}"
+
+    @property
+    def tls_dir(self) -> Path:
+        """The secured platform's loopback CA and broker certificate."""
+        return self.state_dir / "tls"
+
+    @property
+    def credentials_file(self) -> Path:
+        """The secured platform's generated passwords (mode 0600)."""
+        return self.state_dir / "credentials.json"
+
+    @property
+    def auth_dir(self) -> Path:
+        """The dev token issuer's key and JWKS."""
+        return self.state_dir / "auth"
 
     @property
     def jars_dir(self) -> Path:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import re
 import subprocess
 import uuid
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
@@ -38,7 +41,9 @@ def _cluster_id() -> str:
             return candidate
 
 
-def server_properties(config: DevConfig, log_dir: Path) -> str:
+def server_properties(
+    config: DevConfig, log_dir: Path, overrides: Mapping[str, str] | None = None
+) -> str:
     host, port, cport = config.host, config.kafka_port, config.kafka_controller_port
     settings = {
         "process.roles": "broker,controller",
@@ -61,22 +66,34 @@ def server_properties(config: DevConfig, log_dir: Path) -> str:
         "group.initial.rebalance.delay.ms": "0",
         "log.retention.hours": "24",
         "delete.topic.enable": "true",
+        **(overrides or {}),
     }
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
-def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[int, Path]:
+def start(
+    config: DevConfig,
+    java: Java,
+    jars: Path,
+    data_dir: Path,
+    overrides: Mapping[str, str] | None = None,
+    format_arguments: Sequence[str] = (),
+) -> tuple[int, Path]:
     """Start the broker on its storage, formatting it first if it never was; returns (pid, log
-    file). Does not wait. A restart keeps the storage and its cluster id, and appends to the log."""
+    file). Does not wait. A restart keeps the storage and its cluster id, and appends to the log.
+    `overrides` change server.properties (the secured broker's listeners; the file is then
+    readable by its owner only), `format_arguments` are added when formatting (SCRAM users)."""
     home = data_dir / "kafka"
     home.mkdir(parents=True, exist_ok=True)
     properties = home / "server.properties"
-    properties.write_text(server_properties(config, home / "data"))
+    properties.touch(mode=0o600)
+    properties.chmod(0o600)
+    properties.write_text(server_properties(config, home / "data", overrides))
     (home / "log4j2.xml").write_text(_LOG4J2)
     classpath = f"{jars}/*"
     log_file = home / "kafka.log"
     if not (home / "data" / "meta.properties").exists():
-        _format(java, classpath, properties, home / "format.log")
+        _format(java, classpath, properties, home / "format.log", format_arguments)
     pid = spawn(
         [
             java.executable,
@@ -96,8 +113,11 @@ def start(config: DevConfig, java: Java, jars: Path, data_dir: Path) -> tuple[in
     return pid, log_file
 
 
-def _format(java: Java, classpath: str, properties: Path, log_file: Path) -> None:
-    """Format new storage with a new cluster id; the tool's output goes to `log_file`."""
+def _format(
+    java: Java, classpath: str, properties: Path, log_file: Path, arguments: Sequence[str]
+) -> None:
+    """Format new storage with a new cluster id; the tool's output goes to `log_file` (without
+    the SCRAM credential records it echoes)."""
     fmt = subprocess.run(
         [
             java.executable,
@@ -110,18 +130,24 @@ def _format(java: Java, classpath: str, properties: Path, log_file: Path) -> Non
             "-c",
             str(properties),
             "--ignore-formatted",
+            *arguments,
         ],
         capture_output=True,
         text=True,
         check=False,
     )
-    log_file.write_text(fmt.stdout + fmt.stderr)
+    output = re.sub(
+        r"UserScramCredentialRecord\([^)]*\)",
+        "UserScramCredentialRecord(...)",
+        fmt.stdout + fmt.stderr,
+    )
+    log_file.write_text(output)
     if fmt.returncode != 0:
         raise DevError(f"formatting Kafka storage failed; see {log_file}")
 
 
-async def _describe(bootstrap: str) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+async def _describe(bootstrap: str, options: Mapping[str, Any]) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000, **options)
     await admin.start()
     try:
         await admin.describe_cluster()
@@ -129,13 +155,13 @@ async def _describe(bootstrap: str) -> None:
         await admin.close()
 
 
-async def probe(bootstrap: str) -> bool:
-    """True if the broker answers a metadata request."""
+async def probe(bootstrap: str, options: Mapping[str, Any] | None = None) -> bool:
+    """True if the broker answers a metadata request (`options`: aiokafka's, e.g. SASL)."""
     client_log = logging.getLogger("aiokafka")
     level = client_log.level
     client_log.setLevel(logging.CRITICAL)  # "Unable connect" is expected while it starts
     try:
-        await asyncio.wait_for(_describe(bootstrap), timeout=10)
+        await asyncio.wait_for(_describe(bootstrap, options or {}), timeout=10)
     except (TimeoutError, KafkaError, OSError):
         return False
     finally:

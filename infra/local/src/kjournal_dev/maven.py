@@ -55,6 +55,12 @@ def kafka_bundle() -> Bundle:
     )
 
 
+def kafka_tools_bundle() -> Bundle:
+    """Kafka's command-line tools (kafka-acls is `org.apache.kafka.tools.AclCommand`): the secured
+    platform grants its ACLs with them. Used with the broker's jars on the class path."""
+    return Bundle("kafka-tools", KAFKA_VERSION, (f"org.apache.kafka:kafka-tools:{KAFKA_VERSION}",))
+
+
 def cassandra_bundle() -> Bundle:
     return Bundle(
         "cassandra", CASSANDRA_VERSION, (f"org.apache.cassandra:cassandra-all:{CASSANDRA_VERSION}",)

@@ -13,12 +13,24 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from threading import Event
+from typing import Any
 
-from kjournal_dev import cassandra_node, collector, kafka_node, maven, services, topics
+from kjournal_dev import (
+    cassandra_node,
+    cassandra_security,
+    collector,
+    kafka_node,
+    kafka_security,
+    maven,
+    services,
+    topics,
+)
 from kjournal_dev.collector_build import ensure_collector
 from kjournal_dev.config import DevConfig
+from kjournal_dev.credentials import CASSANDRA_ADMIN, Credentials
 from kjournal_dev.errors import DevError
 from kjournal_dev.java import find_java
+from kjournal_dev.loopback_tls import LoopbackTls
 from kjournal_dev.process import is_running, require_free_ports, stop, tail, wait_ports_free
 from kjournal_dev.schema_step import apply_schema
 from kjournal_dev.state import ComponentState, PlatformState
@@ -66,6 +78,27 @@ class ComponentStatus:
 class Platform:
     def __init__(self, config: DevConfig) -> None:
         self.config = config
+        state = self._state()
+        if state is not None and state.secure and not config.secure:
+            # A secured platform stays secured until `down`, whatever a later `up` is told.
+            self.config = config.model_copy(update={"secure": True})
+
+    def _credentials(self) -> Credentials | None:
+        if not self.config.secure:
+            return None
+        return Credentials.load_or_generate(self.config.credentials_file)
+
+    def _kafka_options(self) -> dict[str, Any]:
+        """aiokafka options of the platform tool's own Kafka clients (admin when secured)."""
+        credentials = self._credentials()
+        return {} if credentials is None else kafka_security.admin_options(credentials)
+
+    def _cassandra_logins(self) -> list[tuple[str, str]]:
+        credentials = self._credentials()
+        if credentials is None:
+            return []
+        admin = (CASSANDRA_ADMIN, credentials.cassandra[CASSANDRA_ADMIN])
+        return [admin, cassandra_security.DEFAULT_SUPERUSER]
 
     def _state(self) -> PlatformState | None:
         return PlatformState.load(self.config.state_file)
@@ -83,7 +116,15 @@ class Platform:
             # A new platform (or one whose data is gone, with a reboot's temporary files).
             if state is not None:
                 self._forget(state)
-            state = PlatformState(data_dir=tempfile.mkdtemp(prefix="kjournal-dev-"))
+            state = PlatformState(
+                data_dir=tempfile.mkdtemp(prefix="kjournal-dev-"), secure=config.secure
+            )
+        elif config.secure and not state.secure:
+            raise DevError(
+                "the running platform is not secured: stop it with `scripts/dev down`, then "
+                "`scripts/dev up --secure`"
+            )
+        credentials = self._credentials()
         to_start = [n for n in (KAFKA, CASSANDRA) if not self._running(state, n)]
         collector_missing = config.collector and not self._running(state, COLLECTOR)
         data_dir = Path(state.data_dir)
@@ -94,6 +135,11 @@ class Platform:
             ports: dict[str, tuple[int, str]] = {}
             if KAFKA in to_start:
                 ports["Kafka broker"] = (config.kafka_port, "KJOURNAL_DEV_KAFKA_PORT")
+                if config.secure:
+                    ports["Kafka TLS listener"] = (
+                        config.kafka_tls_port,
+                        "KJOURNAL_DEV_KAFKA_TLS_PORT",
+                    )
                 ports["Kafka controller"] = (
                     config.kafka_controller_port,
                     "KJOURNAL_DEV_KAFKA_CONTROLLER_PORT",
@@ -122,17 +168,26 @@ class Platform:
                 config
             )
             if name == KAFKA:
-                pid, log = kafka_node.start(config, java, jars, data_dir)
+                secured: dict[str, Any] = {}
+                if credentials is not None:
+                    tls = LoopbackTls(config.tls_dir).ensure(config.host)
+                    secured = {
+                        "overrides": kafka_security.secure_properties(config, credentials, tls),
+                        "format_arguments": kafka_security.scram_arguments(credentials),
+                    }
+                pid, log = kafka_node.start(config, java, jars, data_dir, **secured)
                 component = ComponentState(
                     KAFKA,
                     pid,
                     config.kafka_bootstrap,
                     str(log),
                     str(data_dir / "kafka"),
-                    [config.kafka_port, config.kafka_controller_port],
+                    [config.kafka_port, config.kafka_controller_port]
+                    + ([config.kafka_tls_port] if config.secure else []),
                 )
             else:
-                pid, log = cassandra_node.start(config, java, jars, data_dir)
+                auth = None if credentials is None else cassandra_security.YAML
+                pid, log = cassandra_node.start(config, java, jars, data_dir, auth)
                 component = ComponentState(
                     CASSANDRA,
                     pid,
@@ -143,18 +198,20 @@ class Platform:
                 )
             self._record_start(state, component, report)
 
+        kafka_options = self._kafka_options()
+        logins = self._cassandra_logins()
         self._wait(
             state,
             KAFKA,
             config.kafka_timeout_s,
-            lambda: asyncio.run(kafka_node.probe(config.kafka_bootstrap)),
+            lambda: asyncio.run(kafka_node.probe(config.kafka_bootstrap, kafka_options)),
             report,
         )
         self._wait(
             state,
             CASSANDRA,
             config.cassandra_timeout_s,
-            lambda: cassandra_node.probe(config.host, config.cassandra_port) is not None,
+            lambda: cassandra_node.probe(config.host, config.cassandra_port, logins) is not None,
             report,
         )
         if config.collector:
@@ -165,12 +222,19 @@ class Platform:
                 lambda: collector.probe(config.host, config.otlp_http_port),
                 report,
             )
-        asyncio.run(topics.ensure_topics(config.kafka_bootstrap, config.topics, config.partitions))
+        asyncio.run(
+            topics.ensure_topics(
+                config.kafka_bootstrap, config.topics, config.partitions, options=kafka_options
+            )
+        )
         report(
             f"topics ready: {', '.join(config.topics)} ({config.partitions} partitions when new)"
         )
-        apply_schema(config.host, config.cassandra_port, config.keyspace)
-        report(f"schema ready in keyspace {config.keyspace}")
+        if credentials is None:
+            apply_schema(config.host, config.cassandra_port, config.keyspace)
+            report(f"schema ready in keyspace {config.keyspace}")
+        else:
+            self._secure(credentials, data_dir, report)
         urls = self._up_services(state, data_dir, report) if with_services else {}
         return Endpoints(
             kafka_bootstrap=config.kafka_bootstrap,
@@ -199,6 +263,20 @@ class Platform:
             [config.otlp_grpc_port, config.otlp_http_port],
         )
         self._record_start(state, component, report)
+
+    def _secure(self, credentials: Credentials, data_dir: Path, report: Reporter) -> None:
+        """Kafka ACLs (once per broker storage), Cassandra roles, schema and grants."""
+        config = self.config
+        prefix = services.common_prefix(config.topics)
+        if not prefix:
+            raise DevError("the secured platform grants ACLs on the topics' common prefix: none")
+        tools = maven.fetch(maven.kafka_tools_bundle(), config)
+        if kafka_security.grant_acls(
+            config, find_java(config.java), tools, data_dir / "kafka", credentials, prefix
+        ):
+            report(f"Kafka ACLs granted on topics starting with {prefix!r}")
+        cassandra_security.secure_schema(config, credentials)
+        report(f"roles, schema and grants ready in keyspace {config.keyspace}")
 
     def _up_services(
         self, state: PlatformState, data_dir: Path, report: Reporter
@@ -268,13 +346,15 @@ class Platform:
             maven.cassandra_bundle(),
             maven.spark_kafka_bundle(self.config.spark_version),
         ]
+        if self.config.secure:
+            bundles.append(maven.kafka_tools_bundle())
         missing = [b for b in bundles if not (b.folder(self.config) / ".complete").exists()]
         if missing:
             report(
                 f"fetching from {self.config.maven_repo_url or 'Maven Central'}: "
                 + ", ".join(f"{b.name} {b.version}" for b in missing)
             )
-        with ThreadPoolExecutor(max_workers=3) as pool:
+        with ThreadPoolExecutor(max_workers=len(bundles)) as pool:
             folders = list(pool.map(lambda b: maven.fetch(b, self.config), bundles))
         return folders[2]
 
@@ -324,7 +404,7 @@ class Platform:
                 else ""
             )
             if running and name == KAFKA:
-                healthy = asyncio.run(kafka_node.probe(component.address))
+                healthy = asyncio.run(kafka_node.probe(component.address, self._kafka_options()))
                 detail = "metadata ok" if healthy else "not answering"
             elif running and name == COLLECTOR:
                 host, port = component.address.rsplit(":", 1)
@@ -336,7 +416,7 @@ class Platform:
                 healthy, detail = services.probe(component.address, path)
             elif running:
                 host, port = component.address.rsplit(":", 1)
-                version = cassandra_node.probe(host, int(port))
+                version = cassandra_node.probe(host, int(port), self._cassandra_logins())
                 healthy = version is not None
                 detail = f"release {version}" if healthy else "not answering"
             result.append(
@@ -372,6 +452,7 @@ class Platform:
         held = wait_ports_free(self.config.host, ports)
         if not keep_data:
             shutil.rmtree(state.data_dir, ignore_errors=True)
+            self.config.credentials_file.unlink(missing_ok=True)  # useless without the data
         self.config.state_file.unlink(missing_ok=True)
         if held:
             raise DevError(

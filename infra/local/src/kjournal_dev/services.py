@@ -19,7 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kjournal_dev import cassandra_security, kafka_security
 from kjournal_dev.config import DevConfig
+from kjournal_dev.credentials import (
+    CASSANDRA_READER,
+    CASSANDRA_REPLICATOR,
+    KAFKA_READER,
+    KAFKA_REPLICATOR,
+    KAFKA_WRITER,
+    Credentials,
+)
+from kjournal_dev.dev_tokens import DevIssuer
+from kjournal_dev.errors import DevError
 from kjournal_dev.maven import spark_kafka_bundle
 from kjournal_dev.process import spawn
 from kjournal_dev.state import ComponentState
@@ -62,12 +73,12 @@ def _common_env(config: DevConfig) -> dict[str, str]:
         "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": config.kafka_bootstrap,
         "KJOURNAL_HTTP__HOST": config.host,
         # Every topic `up` creates must be a journal topic for the services.
-        "KJOURNAL_HTTP__TOPIC_PREFIX": _common_prefix(config.topics),
+        "KJOURNAL_HTTP__TOPIC_PREFIX": common_prefix(config.topics),
         "KJOURNAL_HTTP__LOG_FORMAT": "text",
     }
 
 
-def _common_prefix(names: tuple[str, ...]) -> str:
+def common_prefix(names: tuple[str, ...]) -> str:
     prefix = names[0] if names else ""
     for name in names[1:]:
         while not name.startswith(prefix):
@@ -75,8 +86,34 @@ def _common_prefix(names: tuple[str, ...]) -> str:
     return prefix
 
 
+def _auth_env(config: DevConfig) -> dict[str, str]:
+    if not (config.auth or config.secure):
+        return {}
+    return DevIssuer(config.auth_dir).ensure().service_env()
+
+
+def _credentials_env(
+    config: DevConfig, kafka_principal: str, cassandra_role: str | None
+) -> dict[str, str]:
+    """The secured platform's credentials of one service (none when not secured)."""
+    if not config.secure:
+        return {}
+    credentials = Credentials.load(config.credentials_file)
+    if credentials is None:
+        raise DevError(f"the secured platform has no {config.credentials_file}")
+    env = kafka_security.client_env(kafka_principal, credentials)
+    if cassandra_role is not None:
+        env.update(cassandra_security.client_env(cassandra_role, credentials))
+    return env
+
+
 def _writer_env(config: DevConfig, home: Path) -> dict[str, str]:
-    return {**_common_env(config), "KJOURNAL_HTTP__PORT": str(config.writer_port)}
+    return {
+        **_common_env(config),
+        "KJOURNAL_HTTP__PORT": str(config.writer_port),
+        **_auth_env(config),
+        **_credentials_env(config, KAFKA_WRITER, None),
+    }
 
 
 def _cassandra_env(config: DevConfig) -> dict[str, str]:
@@ -99,6 +136,7 @@ def _replicator_env(config: DevConfig, home: Path) -> dict[str, str]:
         "KJOURNAL_TOPICS__PATTERN": f"({topics})",
         "KJOURNAL_HTTP__HOST": config.host,
         "KJOURNAL_HTTP__PORT": str(config.replicator_port),
+        **_credentials_env(config, KAFKA_REPLICATOR, CASSANDRA_REPLICATOR),
     }
 
 
@@ -107,6 +145,8 @@ def _reader_env(config: DevConfig, home: Path) -> dict[str, str]:
         **_common_env(config),
         "KJOURNAL_HTTP__PORT": str(config.reader_port),
         **_cassandra_env(config),
+        **_auth_env(config),
+        **_credentials_env(config, KAFKA_READER, CASSANDRA_READER),
     }
 
 

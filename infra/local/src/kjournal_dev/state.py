@@ -23,6 +23,7 @@ class ComponentState:
 class PlatformState:
     data_dir: str
     components: dict[str, ComponentState] = field(default_factory=dict)
+    secure: bool = False  # Kafka SCRAM + ACLs, Cassandra roles, HTTP authentication
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -37,4 +38,4 @@ class PlatformState:
         except (FileNotFoundError, json.JSONDecodeError):
             return None
         components = {name: ComponentState(**c) for name, c in raw.get("components", {}).items()}
-        return cls(data_dir=raw["data_dir"], components=components)
+        return cls(data_dir=raw["data_dir"], components=components, secure=bool(raw.get("secure")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -26,12 +26,19 @@ async def create_topic(bootstrap: str, name: str, partitions: int) -> None:
 
 
 async def ensure_topics(
-    bootstrap: str, names: Iterable[str], partitions: int, timeout_s: float = 30.0
+    bootstrap: str,
+    names: Iterable[str],
+    partitions: int,
+    timeout_s: float = 30.0,
+    options: Mapping[str, Any] | None = None,
 ) -> None:
     """Create the topics that are missing (existing ones are left as they are), and wait until
-    every partition of each has a leader: a client started next finds them whole."""
+    every partition of each has a leader: a client started next finds them whole. `options`:
+    aiokafka's (a secured broker's admin credentials)."""
     names = list(names)
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=15000, **(options or {})
+    )
     await admin.start()
     try:
         existing = set(await admin.list_topics())

@@ -17,8 +17,11 @@ from kjournal.tracing import recording, tracer
 from pydantic import BaseModel
 
 from kjournal_service.asgi import ASGIApp, BodyLimit, RawPathRouting, RequestMetrics
+from kjournal_service.auth.install import Guard
+from kjournal_service.auth.settings import AuthSettings
 from kjournal_service.deps import known_query
 from kjournal_service.hot_routes import HotEndpoint, HotRoutes
+from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 from kjournal_service.logs import configure_logging
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 from kjournal_service.openapi import OpenApiTouch, finish_openapi
@@ -50,6 +53,7 @@ def service_app(
     openapi_models: Sequence[type[BaseModel]],
     openapi_touch: OpenApiTouch | None = None,
     hot_endpoints: Sequence[HotEndpoint] = (),
+    auth: AuthSettings | None = None,
 ) -> FastAPI:
     """The app of `kjournal-<service>`: settings, metrics and key rules in `app.state` (the
     lifespan adds the clients), problem handlers, the routers, and the ASGI middleware.
@@ -58,6 +62,7 @@ def service_app(
     document what the service's settings impose. `hot_endpoints`, endpoints of routes in
     `routers`, are served by `HotRoutes`, past FastAPI's routing and dependency solving."""
     metrics = PrometheusMetrics()
+    LimitedHttpToolsProtocol.configure(settings.http.request_limits)  # this process's server
     app = _ServiceApp(
         title=f"kjournal {service}",
         version=version(f"kjournal-{service}"),
@@ -76,16 +81,30 @@ def service_app(
     for router in routers:
         app.include_router(router)
     keys = settings.http.key_rules
-    app.openapi = lambda: _openapi(app, openapi_models, keys, openapi_touch)  # type: ignore[method-assign]
+    guard = Guard(
+        auth or AuthSettings(),
+        [route for router in routers for route in router.routes],
+        host=settings.http.host,
+        retry_after_s=settings.http.retry_after_s,
+    )
+
+    def touch(document: dict[str, Any]) -> None:
+        if openapi_touch is not None:
+            openapi_touch(document)
+        guard.touch(document)
+
+    app.openapi = lambda: _openapi(app, openapi_models, keys, touch)  # type: ignore[method-assign]
     hot = [_route_of(routers, endpoint) for endpoint in hot_endpoints]
     max_body_bytes = settings.http.max_body_bytes
 
     def front(inner: ASGIApp) -> ASGIApp:
-        # Metrics see every request, the limit runs before routing (and before the hot routes,
-        # which see the raw path as the router does); the server span covers all of it. Built
-        # on the first request: tracing is set up by then, or not at all.
-        routed = RawPathRouting(HotRoutes(inner, routes=hot, problems=problems) if hot else inner)
-        measured = RequestMetrics(BodyLimit(routed, max_bytes=max_body_bytes), metrics, service)
+        # Metrics see every request; then the raw path is the path (the hot routes and the
+        # guard match it as the router does); the guard and the body limit run before routing.
+        # The server span covers all of it, refusals included. Built on the first request:
+        # tracing is set up by then, or not at all.
+        routed = HotRoutes(inner, routes=hot, problems=problems) if hot else inner
+        guarded = guard.wrap(BodyLimit(routed, max_bytes=max_body_bytes))
+        measured = RequestMetrics(RawPathRouting(guarded), metrics, service)
         return ServerSpans(measured, tracer()) if recording() else measured
 
     app.front = front

@@ -16,6 +16,7 @@ from types import TracebackType
 
 from kjournal.aio import cancel_and_wait
 from kjournal.metrics import Metrics
+from kjournal.tracing import untraced
 
 from kjournal_service.readiness import Check, check_readiness
 
@@ -42,7 +43,8 @@ class DependencyWatch:
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> DependencyWatch:
-        self._task = asyncio.create_task(self._run(), name="kjournal-dependency-watch")
+        with untraced():  # a check every few seconds is not worth a trace each
+            self._task = asyncio.create_task(self._run(), name="kjournal-dependency-watch")
         return self
 
     async def __aexit__(

@@ -4,7 +4,8 @@ While a broker is down, aiokafka logs every failed connection attempt: ~22 000 l
 minutes from one writer. `Throttle` lets the first line of each kind (logger, level and message
 template) through, drops the repeats for `interval_s`, and adds to the next line of that kind how
 many were dropped. The dependency watch (dependency_watch.py) says, once, when a dependency goes
-down and when it comes back.
+down and when it comes back. The OpenTelemetry exporter's lines are throttled too: a collector
+that does not answer is worth a line a minute, not one per batch.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 
 __all__ = ["THROTTLED_LOGGERS", "Throttle"]
 
-THROTTLED_LOGGERS = ("aiokafka", "kafka", "cassandra")
+THROTTLED_LOGGERS = ("aiokafka", "kafka", "cassandra", "opentelemetry")
 
 
 class Throttle(logging.Filter):

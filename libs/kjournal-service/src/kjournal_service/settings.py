@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from kjournal.api.keys import KeyRules
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -20,7 +20,19 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-__all__ = ["HttpSettings", "ServiceSettings"]
+from kjournal_service.http_protocol import RequestLimits
+
+__all__ = ["HttpSettings", "ServiceSettings", "invalid_settings"]
+
+
+def invalid_settings(exc: ValidationError) -> str:
+    """What is wrong with the settings, one line per error, naming each setting and never its
+    value (pydantic's own message repeats the input, which may hold a password)."""
+    lines = []
+    for error in exc.errors(include_input=False, include_url=False, include_context=False):
+        name = "KJOURNAL_" + "__".join(str(part).upper() for part in error["loc"])
+        lines.append(f"  {name}: {error['msg']}")
+    return "\n".join(lines)
 
 
 class _PlainOrJsonEnv(EnvSettingsSource):
@@ -76,6 +88,25 @@ class HttpSettings(BaseModel):
         ge=1024,
         description="larger request bodies get 413 before they are parsed",
     )
+    max_head_bytes: int = Field(
+        default=32 * 1024,
+        ge=4096,
+        description="larger request lines and header fields get 414 or 431 (before parsing)",
+    )
+    max_header_count: int = Field(
+        default=100, ge=8, description="requests with more header fields get 431"
+    )
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="a request head (or a new connection's first) not complete within this "
+        "long gets 408 and the connection closed (slow clients)",
+    )
+    body_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="a request body not complete within this long of its head gets 408",
+    )
     graceful_shutdown_s: float = Field(
         default=30.0, gt=0, description="on SIGTERM, how long in-flight requests may finish"
     )
@@ -106,3 +137,9 @@ class HttpSettings(BaseModel):
     @property
     def key_rules(self) -> KeyRules:
         return KeyRules(self.topic_prefix, self.max_id_length)
+
+    @property
+    def request_limits(self) -> RequestLimits:
+        return RequestLimits(
+            self.max_head_bytes, self.max_header_count, self.header_timeout_s, self.body_timeout_s
+        )

@@ -20,14 +20,21 @@ KJournalError
 ├── TopicRepartitioned           the journal's key maps to another partition than its head's
 ├── PartitionCountChanged        a topic's partition count changed while it was being tailed
 ├── SchemaError                  the Cassandra schema is missing, newer than known, or a migration failed
+├── CredentialsRefused           Kafka or Cassandra refused the service's credentials (start-up)
 ├── NotConfigured                an operation this object was not set up for
 │   ├── ReadsNotConfigured       reads on a Journals opened without an eventual reader
 │   ├── WritesNotConfigured      writes on a Journals opened with writes=False
 │   └── SparkJarsNotFound        the Spark Kafka source jars are not where the settings say
 ├── MicroBatchError              a Spark micro-batch is not planned or applied the way replication needs
+├── NotAuthenticated             no bearer token, or one that is not valid (HTTP 401)
+│   └── InvalidToken             a token that is malformed, expired, wrongly signed or not for us
+├── PermissionDenied             a valid token without the scope or topic an operation needs (403)
+├── RequestRejected              a request over the server's limits on its head or timing
 ├── Unavailable                  a dependency did not answer
 │   ├── KafkaUnavailable
-│   └── CassandraUnavailable
+│   ├── CassandraUnavailable
+│   ├── KeysUnavailable          the token issuer's key set could not be read
+│   └── Busy                     the service is at its limit of concurrent work; retry later
 └── DeadlineExceeded             an operation ran out of time
     ├── OutcomeUnknown           Kafka did not acknowledge an action in time; it may still land
     └── SliceTimeout             applying a partition's slice of a micro-batch took too long
@@ -145,6 +152,11 @@ class SchemaError(KJournalError):
     pass
 
 
+class CredentialsRefused(KJournalError):
+    """Kafka or Cassandra refused the credentials the service was given: retrying cannot help,
+    so the service stops at start-up with one line naming the system and the principal."""
+
+
 class NotConfigured(KJournalError):
     """The object was not set up for this operation."""
 
@@ -165,6 +177,23 @@ class MicroBatchError(KJournalError):
     """A Spark micro-batch is not planned or applied the way replication needs: fail it."""
 
 
+class NotAuthenticated(KJournalError):
+    """The request carried no bearer token, or one that is not valid (expired, wrongly signed,
+    for another issuer or audience)."""
+
+
+class InvalidToken(NotAuthenticated):
+    """The token is not one the service accepts; the message says why (safe to show)."""
+
+
+class PermissionDenied(KJournalError):
+    """The token is valid but lacks the scope, or the topic, that the operation needs."""
+
+
+class RequestRejected(KJournalError):
+    """The request's head was too large, or it arrived too slowly: the server closed it."""
+
+
 class Unavailable(KJournalError):
     pass
 
@@ -175,6 +204,14 @@ class KafkaUnavailable(Unavailable):
 
 class CassandraUnavailable(Unavailable):
     pass
+
+
+class KeysUnavailable(Unavailable):
+    """The token issuer's key set (JWKS) could not be read: no token can be verified."""
+
+
+class Busy(Unavailable):
+    """The service is at its limit of concurrent work of this kind; retry later."""
 
 
 class DeadlineExceeded(KJournalError):

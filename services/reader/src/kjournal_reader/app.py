@@ -21,6 +21,7 @@ from kjournal_service.health import kafka_check
 
 from kjournal_reader.routes import health, journals, topics
 from kjournal_reader.settings import Settings
+from kjournal_reader.stream_slots import StreamSlots
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +78,17 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app(settings: Settings) -> FastAPI:
-    return service_app(
+    app = service_app(
         settings,
         service="reader",
         description=DESCRIPTION,
         lifespan=_lifespan,
         routers=(journals.router, topics.router, health.router),
         openapi_models=(EventOut, JournalIdOut),
+        auth=settings.auth,
     )
+    app.state.stream_slots = StreamSlots(settings.http.max_concurrent_streams, app.state.metrics)
+    return app
 
 
 def app_from_environment() -> FastAPI:

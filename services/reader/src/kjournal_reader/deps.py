@@ -5,11 +5,14 @@ connection. The shared ones (the open Journals, the journal or topic a URL names
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated, cast
 
 from fastapi import Depends, Request
 from kjournal.cassandra.connection import CassandraConnection
 from kjournal.ports import EventualReader
+
+from kjournal_reader.stream_slots import StreamSlot, StreamSlots
 
 
 async def get_eventual(request: Request) -> EventualReader:
@@ -20,5 +23,17 @@ async def get_cassandra(request: Request) -> CassandraConnection:
     return cast(CassandraConnection, request.app.state.cassandra)
 
 
+async def stream_slot(request: Request) -> AsyncIterator[StreamSlot]:
+    """A streamed-read slot (Busy, a 503, if none is free), taken before any work is done and
+    held until the answer has been streamed, or abandoned (FastAPI leaves a dependency with
+    `yield` after the response is sent)."""
+    slot = cast(StreamSlots, request.app.state.stream_slots).take()
+    try:
+        yield slot
+    finally:
+        slot.release()
+
+
 EventualDep = Annotated[EventualReader, Depends(get_eventual)]
+StreamSlotDep = Annotated[StreamSlot, Depends(stream_slot)]
 CassandraDep = Annotated[CassandraConnection, Depends(get_cassandra)]

@@ -13,12 +13,19 @@ from __future__ import annotations
 
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings, TailCacheSettings
+from kjournal_service.auth import AuthSettings
 from kjournal_service.settings import HttpSettings, ServiceSettings
 from pydantic import Field
 
 
 class ReaderHttpSettings(HttpSettings):
     port: int = Field(default=8082, ge=1, le=65535, description="port to listen on")
+    max_concurrent_streams: int = Field(
+        default=128,
+        ge=1,
+        description="streamed reads (events, journal ids) served at once by one process; one "
+        "more gets 503 busy with Retry-After",
+    )
 
 
 class Settings(ServiceSettings):
@@ -27,6 +34,7 @@ class Settings(ServiceSettings):
     consumer_pool: ConsumerPoolSettings = Field(default_factory=ConsumerPoolSettings)
     tail_cache: TailCacheSettings = Field(default_factory=TailCacheSettings)
     http: ReaderHttpSettings = Field(default_factory=ReaderHttpSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
     cassandra_retry_max_s: float = Field(
         default=10.0, gt=0, description="longest pause between attempts to reach Cassandra"
     )

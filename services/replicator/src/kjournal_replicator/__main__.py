@@ -7,6 +7,7 @@ import logging
 import sys
 
 from kjournal_service.logs import configure_logging
+from kjournal_service.settings import invalid_settings
 from kjournal_service.tracing import configure_tracing
 from pydantic import ValidationError
 
@@ -22,7 +23,9 @@ def main() -> int:
     try:
         settings = ReplicatorSettings()
     except ValidationError as exc:
-        logging.getLogger("kjournal_replicator").error("invalid settings: %s", exc)
+        logging.getLogger("kjournal_replicator").error(
+            "invalid settings:\n%s", invalid_settings(exc)
+        )
         return EXIT_START_FAILED
     setup = configure_tracing(SERVICE)
     if setup is not None:

@@ -9,17 +9,22 @@ failed (the exception is logged), 2 when start-up failed. See docs/replicator.md
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import threading
 import time
 from contextlib import ExitStack
+from functools import partial
 from types import FrameType
 
 from cassandra.cluster import Session
+from kjournal.cassandra.credentials import check_cassandra_credentials
 from kjournal.cassandra.schema import check_schema
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.writer import CassandraReplicatedStore
+from kjournal.errors import CredentialsRefused
+from kjournal.kafka.credentials import check_kafka_credentials
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 from py4j.protocol import Py4JError  # type: ignore[import-untyped]
 from pyspark.errors import StreamingQueryException
@@ -34,7 +39,7 @@ from kjournal_replicator.metrics import driver_metrics
 from kjournal_replicator.micro_batch import MicroBatchHandler, MicroBatchStatus
 from kjournal_replicator.offsets import Pointer2, starting_offsets
 from kjournal_replicator.settings import ReplicatorSettings
-from kjournal_replicator.spark import build_spark, start_query
+from kjournal_replicator.spark import build_spark, read_ranges, start_query
 from kjournal_replicator.topic_watch import TopicWatch
 
 __all__ = ["Replicator"]
@@ -140,6 +145,12 @@ class Replicator:
             ).start()
             stack.callback(self.http.close)
         try:
+            asyncio.run(check_kafka_credentials(settings.kafka))
+            check_cassandra_credentials(settings.cassandra)
+        except CredentialsRefused as exc:
+            log.error("the replicator cannot start: %s", exc)
+            return EXIT_START_FAILED
+        try:
             session = connect(settings.cassandra)
             stack.callback(session.cluster.shutdown)
             # Migrations are the schema job's (it holds the DDL rights): only check here.
@@ -155,6 +166,7 @@ class Replicator:
                 max_tasks=settings.spark.max_tasks or spark.sparkContext.defaultParallelism,
                 topics_now=lambda: matching_partitions(settings.kafka, settings.topics).keys(),
                 watch=self._watch,
+                read_ranges=partial(read_ranges, spark, settings),
             )
             if self._stop.is_set():
                 return EXIT_OK

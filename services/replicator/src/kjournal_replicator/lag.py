@@ -15,6 +15,7 @@ from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics import Metrics
 from kjournal.model.replication import PartitionReplication, TopicReplication
 from kjournal.replication_status import record_lag
+from kjournal.tracing import untraced
 
 from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
 from kjournal_replicator.metrics import END_OFFSET
@@ -97,6 +98,10 @@ class LagMonitor:
                 )
 
     def _loop(self) -> None:
+        with untraced():  # a measurement every few seconds is not worth a trace each
+            self._measure_until_stopped()
+
+    def _measure_until_stopped(self) -> None:
         while not self._stop.is_set():
             try:
                 self.measure_once()

@@ -1,7 +1,8 @@
 """Driver side of one micro-batch (foreachBatch): check the plan, apply on the executors, report.
 
-1. read the planned Kafka ranges (ranges.py) and refuse a split partition or, unless disabled, a
-   range that starts past pointer2 + 1 (offsets.py);
+1. read the planned Kafka ranges (ranges.py) and refuse a split partition; unless disabled,
+   find each range that starts past pointer2 + 1 (offsets.py: the checkpoint is ahead of
+   Cassandra) and first apply the offsets in between, read from Kafka again (`read_ranges`);
 2. `mapPartitions` with `ApplyTask`: each task applies its Kafka partitions' records with
    `replicate_partition`, each partition whole and in offset order, and returns a `SliceReport`
    per partition; `collect()` waits for all. The Kafka source plans one Spark partition per Kafka
@@ -35,7 +36,7 @@ from pyspark.sql import DataFrame
 
 from kjournal_replicator.apply import COLUMNS, ApplyTask, SliceReport
 from kjournal_replicator.metrics import LATENCY, MICRO_BATCH_SECONDS, MICRO_BATCHES
-from kjournal_replicator.offsets import Pointer2, find_gaps
+from kjournal_replicator.offsets import Pointer2, describe_gap, find_gaps
 from kjournal_replicator.ranges import OffsetRange, micro_batch_ranges
 from kjournal_replicator.slice_span import task_parent
 from kjournal_replicator.topic_watch import TopicWatch
@@ -104,8 +105,11 @@ class MicroBatchHandler:
         max_tasks: int,
         topics_now: Callable[[], Collection[str]] | None = None,
         watch: TopicWatch | None = None,
+        read_ranges: Callable[[Sequence[OffsetRange]], DataFrame] | None = None,
     ) -> None:
         self._task = task
+        # A batch read of exact Kafka offset ranges (spark.read_ranges), to fill a gap with.
+        self._read_ranges = read_ranges
         # The matching topics Kafka has now: asked only when a planned partition brought no
         # records back (its topic may have been deleted meanwhile).
         self._topics_now = topics_now
@@ -150,34 +154,10 @@ class MicroBatchHandler:
             self._metrics.increment(MICRO_BATCHES, result="empty")
             return MicroBatchSummary.of(batch_id, [], time.perf_counter() - started)
         if self._task.apply.fail_on_gap:
-            gaps = find_gaps(ranges, self._pointer2)
-            if gaps:
-                self._known.clear()
-                gaps = find_gaps(ranges, self._pointer2)
-            if gaps:
-                raise MicroBatchError(
-                    "refusing to skip unreplicated offsets (delete the checkpoint to resume "
-                    "from pointer2, or set KJOURNAL_APPLY__FAIL_ON_GAP=false to accept the "
-                    "loss): " + "; ".join(gaps)
-                )
+            self._fill_gaps(batch_id, ranges)
 
         checked = time.perf_counter()
-        rdd = batch.selectExpr(*COLUMNS).rdd
-        if rdd.getNumPartitions() > self._max_tasks:
-            rdd = rdd.coalesce(self._max_tasks)
-        task = replace(self._task, trace_parent=task_parent())
-        if task.apply.fail_on_gap:
-            task = replace(task, first_needed=self._first_needed(ranges))
-        reports: list[SliceReport] = rdd.mapPartitions(task).collect()
-        self.check_complete(ranges, reports)
-
-        for report in reports:
-            if report.result.pointer2 is not None:
-                self._known[(report.result.topic, report.result.partition)] = report.result.pointer2
-            report.metrics.replay(self._metrics)
-            topic = report.result.topic
-            for latency in report.latencies:
-                self._metrics.observe(LATENCY, latency, topic=topic)
+        reports = self._apply(batch, ranges)
         seconds = time.perf_counter() - started
         self._metrics.increment(MICRO_BATCHES, result="applied")
         self._metrics.observe(MICRO_BATCH_SECONDS, seconds)
@@ -200,6 +180,69 @@ class MicroBatchHandler:
             summary.slowest_slice_s,
         )
         return summary
+
+    def _apply(self, frame: DataFrame, ranges: Sequence[OffsetRange]) -> list[SliceReport]:
+        """Apply `frame`'s records on the executors; every range reported, metrics replayed."""
+        rdd = frame.selectExpr(*COLUMNS).rdd
+        if rdd.getNumPartitions() > self._max_tasks:
+            rdd = rdd.coalesce(self._max_tasks)
+        task = replace(self._task, trace_parent=task_parent())
+        if task.apply.fail_on_gap:
+            task = replace(task, first_needed=self._first_needed(ranges))
+        reports: list[SliceReport] = rdd.mapPartitions(task).collect()
+        self.check_complete(ranges, reports)
+        for report in reports:
+            if report.result.pointer2 is not None:
+                self._known[(report.result.topic, report.result.partition)] = report.result.pointer2
+            report.metrics.replay(self._metrics)
+            topic = report.result.topic
+            for latency in report.latencies:
+                self._metrics.observe(LATENCY, latency, topic=topic)
+        return reports
+
+    def _fill_gaps(self, batch_id: int, ranges: Sequence[OffsetRange]) -> None:
+        """Apply the offsets between pointer2 and where the micro-batch starts, if any.
+
+        Spark's checkpoint and pointer2 part ways when Cassandra lost its last writes (a node
+        killed before its commit log reached the disk, a restore from backup) or when a
+        checkpoint meets another keyspace. The offsets in between are read from Kafka again and
+        applied before the micro-batch: pointer2, not the checkpoint, says what Cassandra holds.
+        Offsets that Kafka no longer holds fail the micro-batch: they are lost."""
+        gaps = find_gaps(ranges, self._pointer2)
+        if gaps:
+            self._known.clear()  # confirm against Cassandra
+            gaps = find_gaps(ranges, self._pointer2)
+        if not gaps:
+            return
+        described = "; ".join(describe_gap(gap) for gap in gaps)
+        if self._read_ranges is None:
+            raise MicroBatchError(
+                f"refusing to skip unreplicated offsets: {described} (delete the checkpoint to "
+                "resume from pointer2, or set KJOURNAL_APPLY__FAIL_ON_GAP=false to accept the "
+                "loss)"
+            )
+        log.warning(
+            "micro-batch %d: Cassandra lacks offsets the checkpoint has passed, reading them from "
+            "Kafka again first: %s",
+            batch_id,
+            described,
+        )
+        try:
+            self._apply(self._read_ranges(gaps), gaps)
+        except MicroBatchError:
+            raise
+        except Exception as exc:
+            # Kafka or Cassandra unavailable mid-way: the micro-batch fails and is tried again.
+            raise MicroBatchError(
+                f"applying unreplicated offsets read from Kafka again failed: {described}: {exc}"
+            ) from exc
+        self._metrics.increment(MICRO_BATCHES, result="gap_filled")
+        left = find_gaps(ranges, self._pointer2)
+        if left:
+            raise MicroBatchError(
+                "offsets read from Kafka again did not all reach Cassandra: "
+                + "; ".join(describe_gap(gap) for gap in left)
+            )
 
     def _pointer2(self, topic: str, partition: int) -> int | None:
         known = self._known.get((topic, partition))

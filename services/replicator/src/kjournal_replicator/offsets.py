@@ -11,8 +11,11 @@ created between our listing and Spark's fails the start (loudly); a restart list
 
 The gap check runs before every micro-batch: a Kafka range starting past pointer2 + 1 would
 leave offsets that were never replicated behind for good (a checkpoint reused with another
-keyspace, records deleted by retention before they were replicated). Journal topics are written
-without transactions and never compacted, so their offsets are dense and any gap is real.
+keyspace, Cassandra restored from an older backup or having lost its last writes, records deleted
+by retention before they were replicated). Journal topics are written without transactions and
+never compacted, so their offsets are dense and any gap is real. The micro-batch handler reads a
+gap's offsets from Kafka again before the batch (micro_batch.py); only offsets Kafka no longer
+holds are lost.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Callable, Iterable
 
 from kjournal_replicator.ranges import OffsetRange
 
-__all__ = ["EARLIEST", "Pointer2", "find_gaps", "starting_offsets"]
+__all__ = ["EARLIEST", "Pointer2", "describe_gap", "find_gaps", "starting_offsets"]
 
 EARLIEST = -2  # Spark's startingOffsets code for "the earliest offset Kafka holds"
 
@@ -43,8 +46,9 @@ def starting_offsets(partitions: dict[str, list[int]], pointer2: Pointer2) -> st
     return json.dumps(spec, sort_keys=True) if spec else "earliest"
 
 
-def find_gaps(ranges: Iterable[OffsetRange], pointer2: Pointer2) -> list[str]:
-    """A description of each non-empty range that starts past its partition's pointer2 + 1."""
+def find_gaps(ranges: Iterable[OffsetRange], pointer2: Pointer2) -> list[OffsetRange]:
+    """For each non-empty range that starts past its partition's pointer2 + 1, the offsets in
+    between: never replicated, and jumped over if the range were applied as planned."""
     gaps = []
     for offsets in ranges:
         if offsets.size <= 0:
@@ -53,8 +57,14 @@ def find_gaps(ranges: Iterable[OffsetRange], pointer2: Pointer2) -> list[str]:
         next_offset = 0 if last is None else last + 1
         if offsets.from_offset > next_offset:
             gaps.append(
-                f"{offsets.topic}:{offsets.partition} would resume at offset "
-                f"{offsets.from_offset} but pointer2 is {last}: offsets {next_offset}.."
-                f"{offsets.from_offset - 1} were never replicated"
+                OffsetRange(offsets.topic, offsets.partition, next_offset, offsets.from_offset)
             )
     return gaps
+
+
+def describe_gap(gap: OffsetRange) -> str:
+    return (
+        f"{gap.topic}:{gap.partition} offsets {gap.from_offset}..{gap.until_offset - 1} "
+        f"(pointer2 {gap.from_offset - 1 if gap.from_offset else None}, the micro-batch starts "
+        f"at {gap.until_offset})"
+    )

@@ -126,7 +126,8 @@ class ApplySettings(BaseModel):
     slice_timeout_s: float = Field(default=300.0, gt=0)
     """A task whose Kafka partitions take longer to apply (retries included) fails."""
     fail_on_gap: bool = True
-    """Fail a micro-batch that would start a partition past pointer2 + 1 (offsets never replicated)."""
+    """Never jump over offsets Cassandra lacks: read those between pointer2 and a micro-batch's
+    start from Kafka again first, and fail on offsets Kafka no longer holds."""
     trace_links: int = Field(default=128, ge=0)
     """With tracing on, the slice span links at most this many produce spans (those of its first
     traced records, in offset order); its record count is an attribute."""

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from kjournal.errors import MicroBatchError
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from kjournal_replicator.jars import kafka_source_jars, spark_jars_dir
-from kjournal_replicator.kafka_source import source_options
+from kjournal_replicator.kafka_source import kafka_offsets, source_options
 from kjournal_replicator.micro_batch import MicroBatchHandler
+from kjournal_replicator.ranges import OffsetRange
 from kjournal_replicator.settings import ReplicatorSettings
 
-__all__ = ["LOCAL_DRIVER_JAVA_OPTIONS", "QUERY_NAME", "build_spark", "spark_conf", "start_query"]
+__all__ = [
+    "LOCAL_DRIVER_JAVA_OPTIONS",
+    "QUERY_NAME",
+    "build_spark",
+    "read_ranges",
+    "spark_conf",
+    "start_query",
+]
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +115,8 @@ def start_query(
         .option("startingOffsets", starting_offsets)
         # A deleted topic must not stop the others (Spark fails the query on its partitions'
         # disappearance otherwise, and again from the checkpoint after every restart). Offsets
-        # that retention deleted before they were replicated still fail it: the micro-batch
-        # handler's gap check sees a range start past pointer2 + 1 (micro_batch.py).
+        # are still never skipped: each task checks where its slice really starts (apply.py),
+        # and a range planned past pointer2 + 1 is read again first (micro_batch.py).
         .option("failOnDataLoss", "false")
     )
     if settings.spark.max_offsets_per_trigger is not None:
@@ -118,4 +129,43 @@ def start_query(
         .option("checkpointLocation", settings.spark.checkpoint_location)
         .trigger(processingTime=f"{interval_ms} milliseconds")
         .start()
+    )
+
+
+def read_ranges(
+    spark: SparkSession, settings: ReplicatorSettings, ranges: Sequence[OffsetRange]
+) -> DataFrame:
+    """A batch read of exactly these Kafka offset ranges, one Spark partition per Kafka
+    partition. Offsets Kafka no longer holds are refused here, in one line, rather than by the
+    source's data-loss check (failOnDataLoss) mid-read."""
+    partitions: dict[str, list[int]] = {}
+    for offsets in ranges:
+        partitions.setdefault(offsets.topic, []).append(offsets.partition)
+    held = kafka_offsets(settings.kafka, partitions)
+    for offsets in ranges:
+        found = held.get((offsets.topic, offsets.partition))
+        beginning = offsets.until_offset if found is None else found.beginning
+        if beginning > offsets.from_offset:
+            raise MicroBatchError(
+                f"{offsets.topic}:{offsets.partition}: offsets {offsets.from_offset}.."
+                f"{min(beginning, offsets.until_offset) - 1} are no longer in Kafka (deleted by "
+                "retention before they were replicated); refusing to skip them (delete the "
+                "checkpoint to resume from pointer2, or set KJOURNAL_APPLY__FAIL_ON_GAP=false to "
+                "accept the loss)"
+            )
+    starting: dict[str, dict[str, int]] = {}
+    ending: dict[str, dict[str, int]] = {}
+    for offsets in ranges:
+        starting.setdefault(offsets.topic, {})[str(offsets.partition)] = offsets.from_offset
+        ending.setdefault(offsets.topic, {})[str(offsets.partition)] = offsets.until_offset
+    assign = {topic: sorted(int(p) for p in partitions) for topic, partitions in starting.items()}
+    return (
+        spark.read.format("kafka")
+        .options(**source_options(settings.kafka, settings.spark))
+        .option("assign", json.dumps(assign))
+        .option("includeHeaders", "true")
+        .option("startingOffsets", json.dumps(starting))
+        .option("endingOffsets", json.dumps(ending))
+        .option("failOnDataLoss", "true")
+        .load()
     )

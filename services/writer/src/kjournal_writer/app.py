@@ -68,6 +68,7 @@ def create_app(settings: Settings) -> FastAPI:
         openapi_models=(AppendRequest, MarkRequest),
         openapi_touch=lambda document: _state_limits(document, settings.http),
         hot_endpoints=(journals.append,),
+        auth=settings.auth,
     )
 
 

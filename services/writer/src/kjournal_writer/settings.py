@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kjournal.journal import HOST_NAME
 from kjournal.kafka.settings import KafkaSettings
+from kjournal_service.auth import AuthSettings
 from kjournal_service.settings import HttpSettings, ServiceSettings
 from pydantic import Field
 
@@ -31,6 +32,7 @@ class WriterHttpSettings(HttpSettings):
 class Settings(ServiceSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     http: WriterHttpSettings = Field(default_factory=WriterHttpSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
     origin: str | None = Field(
         default_factory=lambda: HOST_NAME,
         description="written into every action header (the Scala library's origin; default: "

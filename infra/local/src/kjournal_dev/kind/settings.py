@@ -50,10 +50,6 @@ class KindSettings:
         return self.kind_cache / "debian-bookworm-minbase.tar"
 
     @property
-    def go_root(self) -> Path:
-        return self.cache_dir / "go"
-
-    @property
     def docker_data_root(self) -> Path:
         return self.cache_dir / "docker"
 

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kjournal_dev import gobuild
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import base_image, node_image, toolchain
@@ -19,22 +19,10 @@ from kjournal_dev.kind.images import ImageBuilder, ImageSpec, specs
 from kjournal_dev.kind.progress import Progress, Reporter, elapsed
 from kjournal_dev.kind.settings import KindSettings
 
-# Measured on a cold build (docs/images.md): Go's module and build caches grew to about 9 GB,
-# Docker's data root to about 6 GB with every image; a warm `up` writes little.
-_COLD_NEED_GB = 20
+# A cold build of the toolchain needs room for Go's caches while it builds (they are dropped
+# afterwards, toolchain.py), then the node image and the cluster's images; docs/images.md.
+_COLD_NEED_GB = toolchain.BUILD_HEADROOM_GB
 _WARM_NEED_GB = 3
-
-
-def require_disk(path: Path, need_gb: float, what: str) -> None:
-    probe = path
-    while not probe.exists():
-        probe = probe.parent
-    free_gb = shutil.disk_usage(probe).free / 1e9
-    if free_gb < need_gb:
-        raise DevError(
-            f"not enough disk for {what}: {free_gb:.1f} GB free under {probe}, about "
-            f"{need_gb:.0f} GB needed (free some, or point KJOURNAL_DEV_CACHE elsewhere)"
-        )
 
 
 @dataclass(frozen=True)
@@ -81,14 +69,16 @@ class KindTool:
     def build_tools(self, with_skaffold: bool = False) -> list[Path]:
         names = [*self._tools(self.offline()), *(["skaffold"] if with_skaffold else [])]
         if self.chain.missing(names):
-            require_disk(self.settings.cache_dir, _COLD_NEED_GB, "building the kind toolchain")
+            gobuild.require_disk(
+                self.settings.cache_dir, _COLD_NEED_GB, "building the kind toolchain"
+            )
         self.chain.ensure(names)
         return [self.chain.path(b) for tool in toolchain.tools(names) for b in tool.binaries]
 
     def start_engine(self) -> None:
         """The engine and the base image every build starts FROM."""
         offline = self.offline()
-        require_disk(self.settings.docker_data_root, _WARM_NEED_GB, "the Docker engine")
+        gobuild.require_disk(self.settings.docker_data_root, _WARM_NEED_GB, "the Docker engine")
         self.engine.start()
         base_image.ensure(self.engine, self.progress, self.settings, offline)
 

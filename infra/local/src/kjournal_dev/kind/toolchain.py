@@ -7,20 +7,23 @@ so a version bump rebuilds exactly what changed.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kjournal_dev import gobuild
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import versions
 from kjournal_dev.kind.progress import Progress
 from kjournal_dev.kind.settings import KindSettings
 
 _MANIFEST = ".versions.json"
-_GO_FALLBACK = Path("/usr/local/go/bin/go")
+
+BUILD_HEADROOM_GB = 8.0
+"""Free disk below which Go's build cache is dropped before the next tool's build: about what
+the largest build (Kubernetes: its modules and compiled packages) adds (docs/images.md)."""
 
 KUBERNETES_COMMANDS = (
     "kube-apiserver",
@@ -76,40 +79,30 @@ class Toolchain:
         return [tool for tool in tools(names) if not self.is_built(tool)]
 
     def ensure(self, names: Iterable[str]) -> None:
-        """Build each named tool that is missing or at another version."""
-        todo = self.missing(names)
-        if not todo:
+        """Build each named tool that is missing or at another version, then drop Go's caches."""
+        if not self.missing(names):
             return
         self.bin_dir.mkdir(parents=True, exist_ok=True)
         self.go()  # fail early, in one line, if there is no Go
-        for tool in todo:
-            tool.build(self, tool)
-            self._record(tool)
+        cache_dir = self.settings.cache_dir
+        with gobuild.exclusive(cache_dir):
+            for tool in self.missing(names):  # again: another process may have built some
+                free = gobuild.free_gb(cache_dir)
+                if free < BUILD_HEADROOM_GB:
+                    self.progress.report(
+                        f"{free:.1f} GB free: dropping Go's build cache before building {tool.name}"
+                    )
+                    gobuild.drop_build_cache(cache_dir)
+                tool.build(self, tool)
+                self._record(tool)
+            gobuild.drop_caches(cache_dir)
 
     # --- Go ---
     def go(self) -> str:
-        found = shutil.which("go") or (str(_GO_FALLBACK) if _GO_FALLBACK.is_file() else None)
-        if found is None:
-            raise DevError(
-                "Go is needed to build the kind toolchain from Go modules: install Go 1.24 or "
-                "newer (e.g. into /usr/local/go) or put `go` on PATH"
-            )
-        return found
+        return gobuild.find_go("the kind toolchain")
 
     def go_env(self) -> dict[str, str]:
-        root = self.settings.go_root
-        return {
-            **os.environ,
-            "GOPATH": str(root / "path"),
-            "GOMODCACHE": str(root / "mod"),
-            "GOCACHE": str(root / "build"),
-            # A module cache that `rm -rf` can delete (Go makes it read-only by default).
-            "GOFLAGS": "-modcacherw",
-            # Build with the Go that is installed; never fetch another toolchain.
-            "GOTOOLCHAIN": "local",
-            "CGO_ENABLED": "0",
-            "GOBIN": str(self.bin_dir),
-        }
+        return gobuild.go_env(self.settings.cache_dir, self.bin_dir, self.go())
 
     def run_go(
         self, what: str, args: Sequence[str], log_name: str, cwd: Path | None = None

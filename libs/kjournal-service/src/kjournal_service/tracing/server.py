@@ -5,7 +5,9 @@ Written by hand rather than taken from opentelemetry-instrumentation-asgi, which
 span per message sent and received and costs more than the writer's append budget allows. The
 caller's context is read with the configured propagator (W3C `traceparent` by default); a
 malformed one starts a new trace, as the propagator decides, never an error. A streamed answer's
-span ends when its last chunk is sent, with the bytes sent as `http.response.body.size`.
+span ends when its last chunk is sent, with the bytes sent as `http.response.body.size`. Probes
+and scrapes (`/healthz`, `/readyz`, `/metrics`) are not traced: every few seconds each, they
+would bury the traces that matter.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from kjournal_service.asgi import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["ServerSpans"]
+__all__ = ["UNTRACED_PATHS", "ServerSpans"]
+
+UNTRACED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 class ServerSpans:
@@ -60,7 +64,7 @@ class ServerSpans:
         return self.propagator.extract(carrier) if carrier else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path") in UNTRACED_PATHS:
             await self.app(scope, receive, send)
             return
         method = scope.get("method") or "_OTHER"

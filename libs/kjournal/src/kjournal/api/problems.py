@@ -23,11 +23,14 @@ from kjournal.api.schemas import Problem
 
 __all__ = [
     "ERROR_PROBLEMS",
+    "HEADERS_TOO_LARGE",
     "INTERNAL_ERROR",
     "NOT_FOUND_ROUTE",
     "PROBLEM_CONTENT_TYPE",
     "PROBLEM_TYPE_PREFIX",
+    "REQUEST_TIMEOUT",
     "REQUEST_TOO_LARGE",
+    "URI_TOO_LONG",
     "VALIDATION_ERROR",
     "ProblemSpec",
     "error_for_problem",
@@ -36,6 +39,7 @@ __all__ = [
     "request_too_large_problem",
     "spec_for_error",
     "spec_for_slug",
+    "spec_problem",
     "validation_problem",
 ]
 
@@ -102,7 +106,17 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
     ProblemSpec(errors.FormatError, 500, "format-error", "Stored data cannot be decoded"),
     ProblemSpec(errors.SchemaError, 500, "schema-error", "Cassandra schema problem"),
     ProblemSpec(errors.NotConfigured, 500, "not-configured", "Not configured for this"),
+    ProblemSpec(
+        errors.CredentialsRefused,
+        500,
+        "credentials-refused",
+        "A dependency refused our credentials",
+    ),
     ProblemSpec(errors.MicroBatchError, 500, "micro-batch-error", "Replication micro-batch error"),
+    ProblemSpec(errors.NotAuthenticated, 401, "unauthorized", "Authentication required"),
+    ProblemSpec(errors.PermissionDenied, 403, "forbidden", "Not allowed"),
+    ProblemSpec(errors.RequestRejected, 400, "request-rejected", "Request rejected"),
+    ProblemSpec(errors.Busy, 503, "busy", "Too busy: retry later", retry=True),
     ProblemSpec(errors.KafkaUnavailable, 503, "kafka-unavailable", "Kafka unavailable", retry=True),
     ProblemSpec(
         errors.CassandraUnavailable,
@@ -125,10 +139,25 @@ VALIDATION_ERROR = ProblemSpec(
 )
 REQUEST_TOO_LARGE = ProblemSpec(errors.InvalidInput, 413, "request-too-large", "Request too large")
 NOT_FOUND_ROUTE = ProblemSpec(errors.KJournalError, 404, "not-found", "Not found")
+REQUEST_TIMEOUT = ProblemSpec(
+    errors.RequestRejected, 408, "request-timeout", "Request not received in time"
+)
+URI_TOO_LONG = ProblemSpec(errors.RequestRejected, 414, "uri-too-long", "Request target too long")
+HEADERS_TOO_LARGE = ProblemSpec(
+    errors.RequestRejected, 431, "headers-too-large", "Request header fields too large"
+)
 INTERNAL_ERROR = ERROR_PROBLEMS[-1]
 
 _BY_SLUG: dict[str, ProblemSpec] = {
-    spec.slug: spec for spec in (*ERROR_PROBLEMS, VALIDATION_ERROR, REQUEST_TOO_LARGE)
+    spec.slug: spec
+    for spec in (
+        *ERROR_PROBLEMS,
+        VALIDATION_ERROR,
+        REQUEST_TOO_LARGE,
+        REQUEST_TIMEOUT,
+        URI_TOO_LONG,
+        HEADERS_TOO_LARGE,
+    )
 }
 
 
@@ -213,6 +242,11 @@ def validation_problem(
     else:
         detail = spec.title
     return _problem(spec, detail, instance, errors=items)
+
+
+def spec_problem(spec: ProblemSpec, detail: str, instance: str | None = None) -> Problem:
+    """A problem of `spec`'s type (the HTTP layer's own: authentication, limits)."""
+    return _problem(spec, detail, instance)
 
 
 def request_too_large_problem(size: int | None, limit: int, instance: str | None) -> Problem:

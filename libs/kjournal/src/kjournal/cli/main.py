@@ -58,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the command as one OpenTelemetry trace and print its id on stderr",
     )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("KJOURNAL_TOKEN"),
+        help="bearer token for services with authentication on (default: $KJOURNAL_TOKEN)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     append = _journal(
@@ -116,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with (
             traced(args.command) if args.trace else nullcontext(),
-            Client(args.writer, args.reader, timeout=args.timeout) as client,
+            Client(args.writer, args.reader, timeout=args.timeout, token=args.token) as client,
         ):
             code: int = args.run(args, client)
     except KJournalError as exc:

@@ -46,7 +46,9 @@ class AsyncClient(BaseClient):
     kjournal errors rebuilt from the services' problem bodies. Failures that may pass are
     retried within the `RetryPolicy` (30 s by default): reads resume after the last event
     received; appends, deletes and marks are sent again (a resent append is dropped as a
-    duplicate); a purge only when no connection could be opened.
+    duplicate); a purge only when no connection could be opened. `token` is sent as a bearer
+    token to services with authentication on (401 raises NotAuthenticated, 403
+    PermissionDenied).
     """
 
     def __init__(
@@ -58,10 +60,11 @@ class AsyncClient(BaseClient):
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        token: str | None = None,
     ) -> None:
         super().__init__(writer_url, reader_url, retry)
         self._http = httpx.AsyncClient(
-            timeout=timeout, headers=merged_headers(headers), transport=transport
+            timeout=timeout, headers=merged_headers(headers, token), transport=transport
         )
 
     async def __aenter__(self) -> AsyncClient:

@@ -238,8 +238,12 @@ def trace_context() -> dict[str, str]:
     return carrier
 
 
-def merged_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+def merged_headers(headers: Mapping[str, str] | None, token: str | None = None) -> dict[str, str]:
+    """Headers of every request: what the client accepts, the bearer token if there is one (a
+    service with authentication on needs it), then the caller's own."""
     result = {"accept": "application/json, application/x-ndjson, application/problem+json"}
+    if token:
+        result["authorization"] = f"Bearer {token}"
     result.update(headers or {})
     return result
 

@@ -8,10 +8,12 @@ from kjournal.api.convert import event_record_to_json, journal_status_out
 from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
 from kjournal.tracing import conventions as sem
+from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import HttpDep, JournalDep
 from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
 
+from kjournal_reader.deps import StreamSlotDep
 from kjournal_reader.schemas import (
     FromQuery,
     JournalStatusOut,
@@ -36,10 +38,12 @@ EVENTS_STREAM = ndjson_responses(
     responses=EVENTS_STREAM,
     summary="Stream the journal's events from Cassandra and the unreplicated Kafka tail",
 )
+@requires(Scope.READ)
 async def events(
     request: Request,
     journal: JournalDep,
     http: HttpDep,
+    slot: StreamSlotDep,  # held until the answer is streamed
     from_: FromQuery = 1,
     to: ToQuery = SEQ_NR_MAX,
     limit: LimitQuery = None,
@@ -55,6 +59,7 @@ async def events(
     responses=problem_responses(400, 404, 500, 503, 504),
     summary="The journal's last seqNr (404 if there is no such journal)",
 )
+@requires(Scope.READ)
 async def pointer(journal: JournalDep) -> PointerOut:
     seq_nr = await journal.pointer()
     if seq_nr is None:
@@ -68,6 +73,7 @@ async def pointer(journal: JournalDep) -> PointerOut:
     responses=problem_responses(400, 404, 500, 503, 504),
     summary="The journal's head, and how much of it is still only in Kafka",
 )
+@requires(Scope.READ)
 async def status(journal: JournalDep) -> JournalStatusOut:
     current = await journal.status()
     if current.seq_nr is None:

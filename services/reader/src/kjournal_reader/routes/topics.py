@@ -6,11 +6,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.convert import replication_out
 from kjournal.replication_status import record_lag
+from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import HttpDep, JournalsDep, MetricsDep, TopicDep
 from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
 
-from kjournal_reader.deps import EventualDep
+from kjournal_reader.deps import EventualDep, StreamSlotDep
 from kjournal_reader.schemas import ReplicationOut
 from kjournal_reader.streams import ndjson_response, ndjson_responses
 
@@ -28,12 +29,14 @@ IDS_STREAM = ndjson_responses(
     responses=IDS_STREAM,
     summary="Stream the ids of the topic's replicated journals",
 )
+@requires(Scope.READ)
 async def journals(
     request: Request,
     topic: TopicDep,
     journals: JournalsDep,
     eventual: EventualDep,
     http: HttpDep,
+    slot: StreamSlotDep,  # held until the answer is streamed
 ) -> StreamingResponse:
     await journals.topics.count(topic)  # UnknownTopic → 404, as for every other route
     ids = await prefetch(eventual.ids(topic))
@@ -46,6 +49,7 @@ async def journals(
     responses=problem_responses(400, 404, 500, 503, 504),
     summary="Per partition: Kafka's offsets, pointer2 and how many records are not yet replicated",
 )
+@requires(Scope.ADMIN)
 async def replication(
     topic: TopicDep, journals: JournalsDep, metrics: MetricsDep
 ) -> ReplicationOut:

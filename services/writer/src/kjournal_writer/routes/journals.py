@@ -8,6 +8,7 @@ import uuid
 from fastapi import APIRouter, Request, Response
 from kjournal.api.convert import append_response_json
 from kjournal.errors import JournalNotFound
+from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import JournalDep, journal_of, metrics_of
 from kjournal_service.problems import problem_responses
 
@@ -36,6 +37,7 @@ router = APIRouter(prefix="/v1/journals", tags=["journals"])
     summary="Append events atomically (one Kafka record: all or none)",
     openapi_extra=json_body(AppendRequest),
 )
+@requires(Scope.APPEND)
 async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     # The hot path (served by kjournal_service.hot_routes, past FastAPI's routing and dependency
     # solving): the body parsed straight from bytes by pydantic-core, the answer written directly.
@@ -56,6 +58,7 @@ async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     responses=problem_responses(400, 404, 500, 503, 504),
     summary="Delete events with seqNr ≤ to (never future ones)",
 )
+@requires(Scope.DELETE)
 async def delete(journal: JournalDep, to: ToQuery) -> PositionOut:
     position = await journal.delete(to)
     if position is None:  # only a Journals with reads checks existence first
@@ -70,6 +73,7 @@ async def delete(journal: JournalDep, to: ToQuery) -> PositionOut:
     responses=problem_responses(400, 404, 500, 503, 504),
     summary="Purge the journal; the next append starts a new one",
 )
+@requires(Scope.DELETE)
 async def purge(journal: JournalDep) -> PositionOut:
     position = await journal.purge()
     return PositionOut(partition=position.partition, offset=position.offset)
@@ -83,6 +87,7 @@ async def purge(journal: JournalDep) -> PositionOut:
     summary="Write a mark: a barrier record with no storage effect",
     openapi_extra=json_body(MarkRequest, required=False),
 )
+@requires(Scope.APPEND)
 async def mark(request: Request, journal: JournalDep) -> MarkResponse:
     body = await parse_json_body(request, MarkRequest, required=False)
     mark_id = (body.id if body is not None else None) or str(uuid.uuid4())

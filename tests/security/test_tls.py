@@ -1,0 +1,103 @@
+"""The secured broker's SASL_SSL listener, with the certificate the platform tool made for
+loopback: a real writer process produces through it given the CA file (the TLS context its
+settings build), a consumer reads the record back through it, and a client that does not trust
+the CA is refused by its own certificate check."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from pathlib import Path
+
+import httpx
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.conn import create_conn
+from kjournal.kafka.settings import KafkaSettings
+from kjournal_dev.credentials import KAFKA_READER, KAFKA_WRITER
+from kjournal_dev.loopback_tls import LoopbackTls
+from pydantic import SecretStr
+
+from tests.integration.services.support import start_service
+from tests.security.conftest import TOPIC, SecuredPlatform
+from tests.support.reports import add_session_report
+
+pytestmark = [pytest.mark.security]
+
+
+def _tls_settings(secured: SecuredPlatform, principal: str, ca: Path | None) -> KafkaSettings:
+    return KafkaSettings(
+        bootstrap_servers=secured.config.kafka_tls_bootstrap,
+        security_protocol="SASL_SSL",
+        sasl_mechanism="SCRAM-SHA-512",
+        sasl_username=principal,
+        sasl_password=SecretStr(secured.credentials.kafka[principal]),
+        ssl_cafile=ca,
+    )
+
+
+async def _records_of(settings: KafkaSettings, key: bytes) -> list[bytes]:
+    consumer = AIOKafkaConsumer(**settings.aiokafka_options(), enable_auto_commit=False)
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(TOPIC, p) for p in range(4)]
+        consumer.assign(partitions)
+        for partition in partitions:
+            consumer.seek(partition, 0)
+        found: list[bytes] = []
+        for _ in range(10):
+            batches = await consumer.getmany(timeout_ms=1000)
+            found += [r.key for rs in batches.values() for r in rs if r.key == key]
+            if found:
+                break
+        return found
+    finally:
+        await consumer.stop()
+
+
+def test_a_writer_over_sasl_ssl(secured: SecuredPlatform, tmp_path: Path):
+    ca = LoopbackTls(secured.config.tls_dir).ca_file
+    writer = start_service(
+        "kjournal_writer",
+        {
+            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": secured.config.kafka_tls_bootstrap,
+            "KJOURNAL_KAFKA__SECURITY_PROTOCOL": "SASL_SSL",
+            "KJOURNAL_KAFKA__SASL_MECHANISM": "SCRAM-SHA-512",
+            "KJOURNAL_KAFKA__SASL_USERNAME": KAFKA_WRITER,
+            "KJOURNAL_KAFKA__SASL_PASSWORD": secured.credentials.kafka[KAFKA_WRITER],
+            "KJOURNAL_KAFKA__SSL_CAFILE": str(ca),
+        },
+        tmp_path,
+        ready_path="/readyz",
+    )
+    try:
+        response = httpx.post(
+            f"{writer.url}/v1/journals/{TOPIC}/over-tls/events",
+            json={"events": [{"seqNr": 1, "payload": {"tls": True}}]},
+            timeout=30,
+        )
+        assert response.status_code == 201, response.text
+    finally:
+        assert writer.stop(), writer.log()
+    reader = _tls_settings(secured, KAFKA_READER, ca)
+    assert asyncio.run(_records_of(reader, b"over-tls")) == [b"over-tls"]
+
+
+def test_a_client_that_does_not_trust_the_ca_is_refused(
+    secured: SecuredPlatform, pytestconfig: pytest.Config
+):
+    untrusting = _tls_settings(secured, KAFKA_READER, None)  # the system's CAs only
+    host, port = secured.config.kafka_tls_bootstrap.rsplit(":", 1)
+    with pytest.raises(ssl.SSLCertVerificationError, match="certificate verify failed") as raised:
+        asyncio.run(
+            create_conn(
+                host,
+                int(port),
+                ssl_context=untrusting.ssl_context(),
+                security_protocol="SASL_SSL",
+                sasl_mechanism="SCRAM-SHA-512",
+                sasl_plain_username=KAFKA_READER,
+                sasl_plain_password="unused",
+            )
+        )
+    add_session_report(pytestconfig, "TLS: a client without the CA", str(raised.value))
