@@ -124,8 +124,11 @@ def _every_leaf(schema: dict[str, Any]) -> dict[str, Any]:
 
 def test_every_settings_value_reaches_its_component(render: Render, tmp_values):
     defs = json.loads((CHART / "values.schema.json").read_text())["$defs"]
-    values = {c: {"settings": _every_leaf(defs[f"{c}Settings"])} for c in chart_values.COMPONENTS}
+    values: dict[str, Any] = {
+        c: {"settings": _every_leaf(defs[f"{c}Settings"])} for c in chart_values.COMPONENTS
+    }
     values["replicator"]["settings"]["cassandra"]["write_consistency"] = "QUORUM"
+    values["tests"] = {"enabled": False}  # every leaf turns auth on, and the test pod has no token
     documents = render([tmp_values(values)])
     deployments = by_kind(documents, "Deployment")
     containers = {
@@ -264,17 +267,93 @@ def test_credentials_come_only_from_secrets(render: Render):
         assert "password" not in json.dumps(config_map).lower()
 
 
+def test_auth_keys_and_the_test_token_come_from_secrets(render: Render):
+    documents = render([CHART / "ci/production-values.yaml"])
+    deployments = by_kind(documents, "Deployment")
+    for component in ("writer", "reader"):
+        spec = deployments[f"kj-kjournal-{component}"]["spec"]["template"]["spec"]
+        env = env_of(spec["containers"][0])
+        assert env["KJOURNAL_AUTH__ENABLED"] == "true", component
+        assert env["KJOURNAL_AUTH__ISSUER"] == "https://login.example.com/", component
+        assert env["KJOURNAL_AUTH__JWKS_FILE"] == "/etc/kjournal/auth/jwks.json", component
+        mount = {"name": "jwks", "mountPath": "/etc/kjournal/auth", "readOnly": True}
+        # mounted whole: a subPath mount would never see a rotated key
+        assert mount in spec["containers"][0]["volumeMounts"], component
+        assert {"name": "jwks", "secret": {"secretName": "kjournal-jwks"}} in spec["volumes"]
+    driver = deployments["kj-kjournal-replicator"]["spec"]["template"]["spec"]
+    assert not [name for name in env_of(driver["containers"][0]) if "AUTH" in name]
+    test_pod = by_kind(documents, "Pod")["kj-kjournal-test"]
+    assert env_of(test_pod["spec"]["containers"][0])["KJOURNAL_TOKEN"] == {
+        "secretKeyRef": {"name": "kjournal-test-token", "key": "token"}
+    }
+    assert "kjournal-jwks" not in json.dumps(by_kind(documents, "ConfigMap"))
+
+
+_AUTH_ON = {
+    "settings.auth.enabled": "true",
+    "settings.auth.issuer": "https://login.example.com/",
+    "settings.auth.audience": "kjournal",
+}
+
+
+@pytest.mark.parametrize(
+    ("sets", "complaint"),
+    [
+        ({"settings.auth.enabled": "true"}, "needs the issuer's keys: auth.jwksSecret.name"),
+        (
+            {"settings.auth.enabled": "true", "auth.jwksSecret.name": "jwks"},
+            "needs settings.auth.issuer and settings.auth.audience",
+        ),
+        (
+            {**_AUTH_ON, "auth.jwksSecret.name": "jwks", "settings.auth.jwks_url": "https://k"},
+            "set either auth.jwksSecret.name or settings.auth.jwks_url, not both",
+        ),
+        ({**_AUTH_ON, "auth.jwksSecret.name": "jwks"}, "needs tests.tokenSecret.name"),
+        (
+            {
+                "reader.settings.auth.enabled": "true",
+                "reader.settings.auth.issuer": "i",
+                "reader.settings.auth.audience": "a",
+                "reader.settings.auth.jwks_url": "https://k",
+            },
+            "needs tests.tokenSecret.name",
+        ),
+    ],
+)
+def test_auth_without_what_it_needs_is_refused_by_helm(
+    render: Render, sets: dict[str, str], complaint: str
+):
+    with pytest.raises(DevError, match="execution error") as error:
+        render(sets=sets)
+    assert complaint in str(error.value)
+
+
+def test_auth_with_a_jwks_url_and_no_helm_test_needs_no_secret(render: Render):
+    documents = render(
+        sets={**_AUTH_ON, "settings.auth.jwks_url": "https://k/jwks", "tests.enabled": "false"}
+    )
+    writer = by_kind(documents, "Deployment")["kj-kjournal-writer"]["spec"]["template"]["spec"]
+    env = env_of(writer["containers"][0])
+    assert env["KJOURNAL_AUTH__JWKS_URL"] == "https://k/jwks"
+    assert "KJOURNAL_AUTH__JWKS_FILE" not in env
+    assert "jwks" not in [volume["name"] for volume in writer["volumes"]]
+
+
 def _egress_ports(policy: dict[str, Any]) -> set[int]:
     return {port["port"] for rule in policy["spec"]["egress"] for port in rule.get("ports", [])}
 
 
 def test_network_policies_mirror_the_access_split(render: Render):
     policies = by_kind(render([CHART / "ci/production-values.yaml"]), "NetworkPolicy")
-    dns, kafka, cassandra, api = {53}, {9093}, {9042}, {443, 6443}
-    assert _egress_ports(policies["kj-kjournal-writer"]) == dns | kafka
-    assert _egress_ports(policies["kj-kjournal-reader"]) == dns | kafka | cassandra
-    assert _egress_ports(policies["kj-kjournal-replicator"]) == dns | kafka | cassandra | api
-    assert _egress_ports(policies["kj-kjournal-replicator-executor"]) == dns | kafka | cassandra
+    dns, kafka, cassandra, api, otlp = {53}, {9093}, {9042}, {443, 6443}, {4318}
+    assert _egress_ports(policies["kj-kjournal-writer"]) == dns | kafka | otlp
+    assert _egress_ports(policies["kj-kjournal-reader"]) == dns | kafka | cassandra | otlp
+    assert _egress_ports(policies["kj-kjournal-replicator"]) == (
+        dns | kafka | cassandra | api | otlp
+    )
+    assert _egress_ports(policies["kj-kjournal-replicator-executor"]) == (
+        dns | kafka | cassandra | otlp
+    )
     assert _egress_ports(policies["kj-kjournal-migrate"]) == dns | cassandra
     for name in ("kj-kjournal-writer", "kj-kjournal-reader"):
         peers = policies[name]["spec"]["ingress"][0]["from"]
@@ -283,6 +362,24 @@ def test_network_policies_mirror_the_access_split(render: Render):
             "podSelector": {"matchLabels": {"app": "orders"}},
         } in peers
     assert policies["kj-kjournal-writer"]["spec"]["policyTypes"] == ["Ingress", "Egress"]
+
+
+def test_a_jwks_url_opens_egress_to_the_issuer_only_where_it_is_used(render: Render):
+    policies = by_kind(
+        render(
+            sets={
+                "networkPolicy.enabled": "true",
+                "tests.enabled": "false",
+                "reader.settings.auth.enabled": "true",
+                "reader.settings.auth.issuer": "i",
+                "reader.settings.auth.audience": "a",
+                "reader.settings.auth.jwks_url": "https://login.example.com/jwks",
+            }
+        ),
+        "NetworkPolicy",
+    )
+    assert 443 in _egress_ports(policies["kj-kjournal-reader"])
+    assert 443 not in _egress_ports(policies["kj-kjournal-writer"])
 
 
 def test_uninstall_keeps_only_the_checkpoint_claim(render: Render):

@@ -1,10 +1,12 @@
 """kjournal installed with helm in kind, as users meet it: appends through a port-forward to the
 writer, replication by a Spark driver pod and its executor pods, reads through the reader; the
 driver killed under load; a helm upgrade under load; helm test and the schema hook; hardened pods;
-the NetworkPolicies; and helm uninstall. The tests run in this order and share one release."""
+the NetworkPolicies; bearer tokens with the issuer's keys and helm test's token from Secrets (a
+second release beside the first); and helm uninstall. The tests run in this order and share one release."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import threading
@@ -15,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from kjournal_dev.dev_tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
 from kubernetes import client
 from kubernetes.stream import stream
 
-from tests.e2e.conftest import CHART, HERE, VALUES, Release
+from tests.e2e.conftest import CHART, HERE, VALUES, Release, phase
 from tests.support.k8s import http, ndjson, port_forward, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
@@ -368,6 +371,114 @@ def test_network_policies_are_as_designed(release: Release):
 )
 def test_network_policies_are_enforced(release: Release):
     """Would check that a pod outside ingressFrom cannot reach the writer."""
+
+
+AUTH_RELEASE = "kjournal-auth"
+
+
+def _secret(release: Release, name: str, key: str, text: str) -> None:
+    body = client.V1Secret(metadata=client.V1ObjectMeta(name=name), string_data={key: text})
+    try:
+        release.core.create_namespaced_secret(release.namespace, body)
+    except client.ApiException as exc:
+        if exc.status != 409:
+            raise
+        release.core.replace_namespaced_secret(name, release.namespace, body)
+
+
+def _accepted(writer: str, journal: str, token: str) -> bool:
+    status, _, _ = http(
+        "POST",
+        f"{writer}/v1/journals/{TOPIC}/{journal}/events",
+        {"events": [{"seqNr": 1, "payload": {"key": "rotated"}}]},
+        token=token,
+    )
+    return status == 201
+
+
+def test_bearer_tokens_with_the_issuers_keys_and_the_test_token_from_secrets(
+    release: Release, tmp_path
+):
+    """A second release in the namespace (writer and reader only) with settings.auth on: the
+    JWKS comes from auth.jwksSecret, helm test's token from tests.tokenSecret; a key added to the
+    Secret is used by the running pods without a restart."""
+    issuer = DevIssuer(tmp_path / "issuer").ensure()
+    _secret(release, "kjournal-auth-jwks", "jwks.json", issuer.jwks_file.read_text())
+    _secret(
+        release, "kjournal-auth-token", "token", issuer.mint(["journal:append", "journal:read"])
+    )
+    writer_name, reader_name = f"{AUTH_RELEASE}-writer", f"{AUTH_RELEASE}-reader"
+    try:
+        with phase("install (helm install kjournal-auth --wait)"):
+            release.helm(
+                "install",
+                AUTH_RELEASE,
+                str(CHART),
+                "--values",
+                str(VALUES),
+                "--set",
+                ",".join(
+                    [
+                        "replicator.enabled=false",
+                        "migrate.enabled=false",
+                        "networkPolicy.enabled=false",
+                        "writer.replicas=1",
+                        "reader.replicas=1",
+                        "settings.auth.enabled=true",
+                        f"settings.auth.issuer={DEV_ISSUER}",
+                        f"settings.auth.audience={DEV_AUDIENCE}",
+                        "auth.jwksSecret.name=kjournal-auth-jwks",
+                        "tests.tokenSecret.name=kjournal-auth-token",
+                    ]
+                ),
+                "--wait",
+                "--timeout",
+                "10m",
+            )
+        out = release.helm("test", AUTH_RELEASE, "--timeout", "5m")
+        assert "Succeeded" in out, out
+        journal = f"e2e-auth-{uuid.uuid4().hex[:10]}"
+        path = f"/v1/journals/{TOPIC}/{journal}/events"
+        body = {"events": [{"seqNr": 1, "payload": {"n": 1}}]}
+        reader_only = issuer.mint(["journal:read"])
+        with port_forward(release.core, release.namespace, writer_name) as writer:
+            status, headers, _ = http("POST", writer + path, body)
+            assert status == 401
+            challenge = {name.lower(): value for name, value in headers.items()}
+            assert challenge["www-authenticate"].startswith("Bearer")
+            status, _, answer = http("POST", writer + path, body, token=reader_only)
+            assert status == 403, answer
+            assert b"insufficient_scope" in answer
+            status, _, answer = http("POST", writer + path, body, token=issuer.mint())
+            assert status == 201, answer
+
+            # A second key, as an issuer rotating its keys publishes it: the Secret holds both.
+            rotated = DevIssuer(tmp_path / "rotated").ensure()
+            keys = [issuer.public_jwk(), rotated.public_jwk()]
+            _secret(release, "kjournal-auth-jwks", "jwks.json", json.dumps({"keys": keys}))
+            new_token = rotated.mint(["journal:append"])
+            wait_for(
+                "a token of the added key accepted (the kubelet syncs the Secret's files)",
+                lambda: _accepted(writer, f"{journal}-rotated", new_token),
+                240,
+            )
+        with port_forward(release.core, release.namespace, reader_name) as reader:
+            assert http("GET", reader + path)[0] == 401
+            status, _, answer = http("GET", reader + path, token=reader_only)
+            assert status == 200, answer
+            assert [event["seqNr"] for event in ndjson(answer)] == [1]
+        restarts = [
+            status.restart_count
+            for pod in release.pods(f"app.kubernetes.io/instance={AUTH_RELEASE}")
+            for status in pod.status.container_statuses or []
+        ]
+        assert restarts
+        assert not any(restarts), restarts
+    finally:
+        release.helm("uninstall", AUTH_RELEASE, "--wait", "--timeout", "5m")
+        for name in ("kjournal-auth-jwks", "kjournal-auth-token"):
+            with contextlib.suppress(client.ApiException):
+                release.core.delete_namespaced_secret(name, release.namespace)
 
 
 def _leftovers(release: Release) -> list[str]:

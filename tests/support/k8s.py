@@ -146,11 +146,18 @@ def port_forward(
 
 
 def http(
-    method: str, url: str, body: object | None = None, timeout: float = 30
+    method: str,
+    url: str,
+    body: object | None = None,
+    timeout: float = 30,
+    token: str | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
-    """(status, headers, body) of one request; HTTP errors are answers, not exceptions."""
+    """(status, headers, body) of one request, with `token` as its bearer token if given; HTTP
+    errors are answers, not exceptions."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method)
+    if token is not None:
+        request.add_header("authorization", f"Bearer {token}")
     if data is not None:
         request.add_header("content-type", "application/json")
     try:

@@ -65,10 +65,16 @@ the component's own `settings`, rendered for each variable files/settings.json l
 (generated from the settings classes by `kjournal-dev chart-values`).
 (dict "root" $ "component" "reader")
 */}}
+{{- define "kjournal.mergedSettings" -}}
+{{- $own := index .root.Values .component -}}
+{{- $shared := pick (.root.Values.settings | default dict) "kafka" "cassandra" "auth" -}}
+{{- mergeOverwrite (deepCopy $shared) (deepCopy ($own.settings | default dict)) | toJson -}}
+{{- end -}}
+
 {{- define "kjournal.settingsEnv" -}}
 {{- $root := .root -}}
 {{- $own := index $root.Values .component -}}
-{{- $settings := mergeOverwrite (deepCopy (pick ($root.Values.settings | default dict) "kafka" "cassandra")) (deepCopy ($own.settings | default dict)) -}}
+{{- $settings := include "kjournal.mergedSettings" . | fromJson -}}
 {{- $table := $root.Files.Get "files/settings.json" | fromJson -}}
 {{- range $variable := index $table .component }}
 {{- $current := $settings -}}
@@ -108,6 +114,49 @@ the component's own `settings`, rendered for each variable files/settings.json l
 - name: KJOURNAL_CASSANDRA__PASSWORD
   valueFrom: {secretKeyRef: {name: {{ .name | quote }}, key: {{ .passwordKey | quote }}}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Bearer-token auth of the writer or the reader: the JWKS file from auth.jwksSecret, and the checks
+helm can make before a pod would refuse to start. (dict "root" $ "component" "writer")
+*/}}
+{{- define "kjournal.authEnabled" -}}
+{{- $auth := (include "kjournal.mergedSettings" . | fromJson).auth | default dict -}}
+{{- if $auth.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{- define "kjournal.authEnv" -}}
+{{- $auth := (include "kjournal.mergedSettings" . | fromJson).auth | default dict -}}
+{{- $secret := .root.Values.auth.jwksSecret -}}
+{{- if $auth.enabled -}}
+{{- if and $secret.name $auth.jwks_url -}}
+{{- fail (printf "%s: set either auth.jwksSecret.name or settings.auth.jwks_url, not both" .component) -}}
+{{- end -}}
+{{- if not (or $secret.name $auth.jwks_url) -}}
+{{- fail (printf "%s: settings.auth.enabled needs the issuer's keys: auth.jwksSecret.name (a Secret holding a JWKS) or settings.auth.jwks_url" .component) -}}
+{{- end -}}
+{{- if not (and $auth.issuer $auth.audience) -}}
+{{- fail (printf "%s: settings.auth.enabled needs settings.auth.issuer and settings.auth.audience" .component) -}}
+{{- end -}}
+{{- end -}}
+{{- if $secret.name }}
+- name: KJOURNAL_AUTH__JWKS_FILE
+  value: {{ printf "/etc/kjournal/auth/%s" $secret.key | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/* The JWKS Secret's volume (mounted whole, not by subPath, so a rotated key reaches the pod). */}}
+{{- define "kjournal.authVolume" -}}
+{{- with .root.Values.auth.jwksSecret.name }}
+- name: jwks
+  secret: {secretName: {{ . | quote }}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kjournal.authVolumeMount" -}}
+{{- if .root.Values.auth.jwksSecret.name }}
+- {name: jwks, mountPath: /etc/kjournal/auth, readOnly: true}
 {{- end -}}
 {{- end -}}
 

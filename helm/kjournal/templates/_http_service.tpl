@@ -58,6 +58,7 @@ spec:
             {{- if .cassandra }}
             {{- with include "kjournal.cassandraSecretEnv" . | trim }}{{ . | nindent 12 }}{{- end }}
             {{- end }}
+            {{- with include "kjournal.authEnv" . | trim }}{{ . | nindent 12 }}{{- end }}
             {{- with include "kjournal.otlpEnv" . | trim }}{{ . | nindent 12 }}{{- end }}
             {{- with $values.extraEnv }}
             {{- toYaml . | nindent 12 }}
@@ -89,12 +90,14 @@ spec:
             {{- toYaml $root.Values.containerSecurityContext | nindent 12 }}
           volumeMounts:
             - {name: tmp, mountPath: /tmp}
+            {{- with include "kjournal.authVolumeMount" . | trim }}{{ . | nindent 12 }}{{- end }}
             {{- with $values.extraVolumeMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
       volumes:
         - name: tmp
           emptyDir: {}
+        {{- with include "kjournal.authVolume" . | trim }}{{ . | nindent 8 }}{{- end }}
         {{- with $values.extraVolumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}

@@ -41,7 +41,7 @@ __all__ = ["OWNED", "SHARED_SECTIONS", "ChartVariable", "chart_variables", "chec
 PREFIX = "KJOURNAL_"
 COMPONENTS = ("writer", "reader", "replicator", "migrate")
 # Sections set once under the top-level `settings` for every component that has them.
-SHARED_SECTIONS = ("kafka", "cassandra")
+SHARED_SECTIONS = ("kafka", "cassandra", "auth")
 
 # Variable → the value (or rule) that sets it instead of `<component>.settings`.
 OWNED: dict[str, str] = {
@@ -52,6 +52,7 @@ OWNED: dict[str, str] = {
     "KJOURNAL_KAFKA__SASL_PASSWORD": "`kafka.existingSecret` (key `passwordKey`)",
     "KJOURNAL_CASSANDRA__USERNAME": "`<component>.cassandraSecret` (key `usernameKey`)",
     "KJOURNAL_CASSANDRA__PASSWORD": "`<component>.cassandraSecret` (key `passwordKey`)",
+    "KJOURNAL_AUTH__JWKS_FILE": "`auth.jwksSecret`: its key `key`, mounted as a file",
     "KJOURNAL_SPARK__MASTER": "`replicator.mode` (and `replicator.local.threads`)",
     "KJOURNAL_SPARK__CHECKPOINT_LOCATION": "`replicator.checkpoint` (a PVC, or `uri`)",
 }
