@@ -446,9 +446,11 @@ def test_bearer_tokens_with_the_issuers_keys_and_the_test_token_from_secrets(
             assert status == 401
             challenge = {name.lower(): value for name, value in headers.items()}
             assert challenge["www-authenticate"].startswith("Bearer")
-            status, _, answer = http("POST", writer + path, body, token=reader_only)
+            status, headers, answer = http("POST", writer + path, body, token=reader_only)
             assert status == 403, answer
-            assert b"insufficient_scope" in answer
+            assert b"lacks the scope journal:append" in answer
+            challenge = {name.lower(): value for name, value in headers.items()}
+            assert 'error="insufficient_scope"' in challenge["www-authenticate"]
             status, _, answer = http("POST", writer + path, body, token=issuer.mint())
             assert status == 201, answer
 
