@@ -19,6 +19,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from kjournal_service.asgi import ASGIApp, Message, Receive, Scope, Send
+from kjournal_service.tracing.lean import enter, leave
 
 __all__ = ["UNTRACED_PATHS", "ServerSpans"]
 
@@ -79,7 +80,7 @@ class ServerSpans:
         span = self.tracer.start_span(
             method, context=parent, kind=SpanKind.SERVER, attributes=attributes
         )
-        token = context_api.attach(trace.set_span_in_context(span, parent))
+        token = enter(span, parent)
         status = 0
         sent = 0
 
@@ -113,5 +114,5 @@ class ServerSpans:
                 if status >= 500:
                     span.set_attribute("error.type", str(status))
                     span.set_status(StatusCode.ERROR)
-            context_api.detach(token)
+            leave(token)
             span.end()
