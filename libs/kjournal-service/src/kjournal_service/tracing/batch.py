@@ -26,10 +26,13 @@ from opentelemetry.context import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter
+from opentelemetry.trace import TraceFlags
 
 __all__ = ["BatchSettings", "LeanBatchProcessor"]
 
 log = logging.getLogger(__name__)
+
+_SAMPLED = int(TraceFlags.SAMPLED)
 
 
 class BatchSettings:
@@ -89,18 +92,21 @@ class LeanBatchProcessor(SpanProcessor):
         self._worker.start()
 
     def on_end(self, span: ReadableSpan) -> None:
-        context = span.context
-        if not context.trace_flags.sampled or self._stopped:
+        context = span._context  # a SpanContext tuple; [3]: its flags
+        if context is None or not context[3] & _SAMPLED or self._stopped:
             return
         queue = self._queue
-        queued = len(queue)
-        if queued >= self._batch:
-            if queued == self._limit:
-                self._dropped += 1  # appending drops the oldest
-            if not self._awake:
-                self._awake = True
-                self._wake.set()
+        if len(queue) >= self._batch:
+            self._full(len(queue))
         queue.append(span)
+
+    def _full(self, queued: int) -> None:
+        """A batch is ready (and the queue may be full: the span appended next drops the oldest)."""
+        if queued >= self._limit:
+            self._dropped += 1
+        if not self._awake:
+            self._awake = True
+            self._wake.set()
 
     def _work(self) -> None:
         while True:

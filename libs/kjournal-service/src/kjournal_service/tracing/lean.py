@@ -113,6 +113,7 @@ class LeanSpan(trace_api.Span, ReadableSpan):
     _record_exception = True
     _set_status_on_exception = True
     _instrumentation_info = None
+    _end_time: int | None = None
 
     def __init__(
         self,
@@ -131,7 +132,6 @@ class LeanSpan(trace_api.Span, ReadableSpan):
         self._kind = kind
         self._origin = origin
         self._start_time = start_time
-        self._end_time: int | None = None
         if (
             attributes
             and len(attributes) <= LIMIT

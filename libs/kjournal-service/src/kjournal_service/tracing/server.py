@@ -57,6 +57,8 @@ class ServerSpans:
         return known
 
     def _parent(self, headers: Iterable[tuple[bytes, bytes]]) -> context_api.Context | None:
+        if self.fields.isdisjoint(dict(headers)):  # the common case, with no loop in Python
+            return None
         carrier = {
             name.decode("latin-1"): value.decode("latin-1")
             for name, value in headers
@@ -77,9 +79,7 @@ class ServerSpans:
         if query:
             attributes["url.query"] = query.decode("latin-1")
         parent = self._parent(scope.get("headers") or ())
-        span = self.tracer.start_span(
-            method, context=parent, kind=SpanKind.SERVER, attributes=attributes
-        )
+        span = self.tracer.start_span(method, parent, SpanKind.SERVER, attributes)
         token = enter(span, parent)
         status = 0
         sent = 0
