@@ -39,6 +39,8 @@ def _varint(value: int) -> bytes:
         value += 1 << 64  # int64 as two's complement: ten bytes
     elif value < 0x4000:
         return bytes(((value & 0x7F) | 0x80, value >> 7))
+    elif value < 0x200000:
+        return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -387,17 +389,23 @@ def encode_spans(spans: Sequence[ReadableSpan]) -> bytes:
             _scoped(grouped, span.resource, span.instrumentation_scope).append(
                 _field(b"\x12", _span(span))
             )
-    out = []
+    # One join at the end: each message's length is summed from its parts, so the request (a
+    # few hundred kilobytes) is written once, not copied again at each level of nesting.
+    out: list[bytes] = []
     for resource, scopes in grouped.values():
-        body = [_resource(resource)]
+        parts = [_resource(resource)]
         for scope, fields in scopes.items():
-            scope_spans = _scope(scope) + b"".join(fields)
-            if scope is not None and scope.schema_url:
-                scope_spans += _text(b"\x1a", scope.schema_url)
-            body.append(_field(b"\x12", scope_spans))
+            head = _scope(scope)
+            tail = (
+                _text(b"\x1a", scope.schema_url) if scope is not None and scope.schema_url else b""
+            )
+            parts += (b"\x12", _varint(len(head) + sum(map(len, fields)) + len(tail)), head)
+            parts += fields
+            parts.append(tail)
         if resource.schema_url:
-            body.append(_text(b"\x1a", resource.schema_url))
-        out.append(_field(b"\x0a", b"".join(body)))
+            parts.append(_text(b"\x1a", resource.schema_url))
+        out += (b"\x0a", _varint(sum(map(len, parts))))
+        out += parts
     return b"".join(out)
 
 
