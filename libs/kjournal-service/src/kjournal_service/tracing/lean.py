@@ -11,6 +11,7 @@ and the provider's configuration (resource, sampler, `OTEL_*` variables, shutdow
 
 from __future__ import annotations
 
+import random
 import time
 import traceback
 import weakref
@@ -31,7 +32,7 @@ from opentelemetry.sdk.trace import (
     TracerProvider,
 )
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
@@ -332,6 +333,8 @@ class LeanTracer(trace_api.Tracer):
         self._origin = origin
         self._ids: IdGenerator = sdk.id_generator
         self._random_ids = self._ids.is_trace_id_random()
+        # The default generator's ids drawn here, without its calls (a zero is drawn again by it).
+        self._bits = random.getrandbits if type(self._ids) is RandomIdGenerator else None
         self._root_flags = _FLAGS[True, self._random_ids]
         # The default sampler's decision, without its call: the parent's, or sampled for a root.
         self._parent_or_on = self._sampler.get_description() == _DEFAULT_SAMPLER
@@ -351,8 +354,9 @@ class LeanTracer(trace_api.Tracer):
         parent = _parent_of(context)
         if self._parent_or_on:
             # The default sampler: the parent's decision, or sampled for a root.
+            bits = self._bits
             if parent is None:
-                trace_id = self._ids.generate_trace_id()
+                trace_id = (bits and bits(128)) or self._ids.generate_trace_id()
                 flags = self._root_flags
                 trace_state = _NO_STATE
             else:
@@ -361,7 +365,14 @@ class LeanTracer(trace_api.Tracer):
             # The ids are valid by construction: the tuple is made without SpanContext's checks.
             span_context: SpanContext = tuple.__new__(
                 SpanContext,
-                (trace_id, self._ids.generate_span_id(), False, flags, trace_state, True),
+                (
+                    trace_id,
+                    (bits and bits(64)) or self._ids.generate_span_id(),
+                    False,
+                    flags,
+                    trace_state,
+                    True,
+                ),
             )
             if not flags & TraceFlags.SAMPLED:
                 return trace_api.NonRecordingSpan(span_context)
