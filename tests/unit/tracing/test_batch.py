@@ -1,6 +1,6 @@
 """The lean batch processor: spans reach the exporter in batches, oldest first; a full queue drops
 the oldest and says so; flush and shutdown export what is queued; OTEL_BSP_* are read as the SDK
-reads them (the defaults of the batch and the queue are larger)."""
+reads them."""
 
 from __future__ import annotations
 
@@ -106,12 +106,12 @@ def test_unsampled_spans_are_not_exported() -> None:
     processor.shutdown()
 
 
-def test_settings_are_the_sdks_variables_with_larger_batches_by_default() -> None:
+def test_settings_are_the_sdks_variables_with_its_defaults() -> None:
     default = BatchSettings({})
     assert (default.schedule_delay_s, default.max_queue_size, default.max_batch_size) == (
         5.0,
-        8192,
         2048,
+        512,
     )
     chosen = BatchSettings(
         {
@@ -125,4 +125,4 @@ def test_settings_are_the_sdks_variables_with_larger_batches_by_default() -> Non
         100,
         100,
     )
-    assert BatchSettings({"OTEL_BSP_MAX_QUEUE_SIZE": "-3"}).max_queue_size == 8192
+    assert BatchSettings({"OTEL_BSP_MAX_QUEUE_SIZE": "-3"}).max_queue_size == 2048

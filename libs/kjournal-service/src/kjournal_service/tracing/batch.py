@@ -4,12 +4,8 @@ What the SDK's `BatchSpanProcessor` does, for less per span: ending a span appen
 (the SDK's `emit` also asks the kernel for the process id, checks a shutdown flag and an event,
 and its multi-processor wraps the call twice more); the writer ends two spans per append. The
 thread wakes once a batch is full or the schedule delay has passed, and exports the oldest spans
-first. Settings are the standard `OTEL_BSP_*` variables; the batch and the queue are four times
-the SDK's defaults (2 048 spans a request, 8 192 queued) when they are not set: each request
-costs the export thread about a millisecond of Python besides the spans' encoding, and the
-writer, at 4 000 appends/s, ends 8 000 spans a second (measured: docs/observability.md, Cost).
-A full queue drops the oldest span and counts it (logged once per batch that follows, not once
-per span).
+first. Settings are the standard `OTEL_BSP_*` variables with the SDK's defaults. A full queue
+drops the oldest span and counts it (logged once per batch that follows, not once per span).
 """
 
 from __future__ import annotations
@@ -40,14 +36,14 @@ _SAMPLED = int(TraceFlags.SAMPLED)
 
 
 class BatchSettings:
-    """The `OTEL_BSP_*` variables (a missing or invalid one: the default)."""
+    """The `OTEL_BSP_*` variables (a missing or invalid one: the SDK's default)."""
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         env = os.environ if env is None else env
         self.schedule_delay_s = _positive(env, "OTEL_BSP_SCHEDULE_DELAY", 5000) / 1000
-        self.max_queue_size = _positive(env, "OTEL_BSP_MAX_QUEUE_SIZE", 8192)
+        self.max_queue_size = _positive(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048)
         self.max_batch_size = min(
-            self.max_queue_size, _positive(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 2048)
+            self.max_queue_size, _positive(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512)
         )
 
 

@@ -12,8 +12,7 @@ Configured by the standard variables, as any OpenTelemetry SDK:
   `kjournal-writer`, `kjournal-reader`, `kjournal-replicator`).
 * `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`: sampling (default parentbased_always_on).
 * `OTEL_BSP_SCHEDULE_DELAY`, `_MAX_QUEUE_SIZE`, `_MAX_EXPORT_BATCH_SIZE`: the batch processor's
-  delay, queue and batch size (`batch.LeanBatchProcessor`, a leaner one than the SDK's;
-  defaults 5 s, 8 192 and 2 048 spans).
+  delay, queue and batch size (`batch.LeanBatchProcessor`, a leaner one than the SDK's).
 
 Spans are made by `lean.LeanTracerProvider` (the SDK's provider, sampler and processors, with a
 lighter span object) and sent by `exporter.OtlpHttpSpanExporter` from `batch.LeanBatchProcessor`.
