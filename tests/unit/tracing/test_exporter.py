@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from kjournal_service.tracing.exporter import OtlpHttpSpanExporter
+from kjournal_service.tracing.exporter import OtlpHttpSpanExporter, urllib3_transport
 from kjournal_service.tracing.lean import LeanTracerProvider
+from opentelemetry.exporter.http.transport._urllib3 import Urllib3HTTPTransport
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 
@@ -59,3 +60,20 @@ def test_spans_reach_the_endpoint_as_otlp_protobuf(
     assert [span.name for span in scope_spans.spans] == ["send journal"]
     exporter.shutdown()  # type: ignore[no-untyped-call]
     assert exporter.export([]) is SpanExportResult.FAILURE  # after shutdown
+
+
+def test_the_transport_is_urllib3_with_the_variables_tls_settings() -> None:
+    transport = urllib3_transport(
+        {
+            "OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca.pem",
+            "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE": "/client.pem",
+            "OTEL_EXPORTER_OTLP_CLIENT_KEY": "/client.key",
+        }
+    )
+    options = transport._pool.connection_pool_kw
+    assert (options["ca_certs"], options["cert_file"], options["key_file"]) == (
+        "/ca.pem",
+        "/client.pem",
+        "/client.key",
+    )
+    assert isinstance(OtlpHttpSpanExporter()._client._transport, Urllib3HTTPTransport)

@@ -159,3 +159,15 @@ def test_an_ended_span_changes_no_more_and_ends_once() -> None:
     assert len(recorded.ended) == 1
     assert recorded.ended[0].name == "s"
     assert not recorded.ended[0].attributes
+
+
+def test_a_processor_added_later_receives_the_spans_of_tracers_made_before() -> None:
+    provider, first = _provider()
+    tracer = provider.get_tracer("early")
+    tracer.start_span("one").end()
+    second = Recorded()
+    provider.add_span_processor(second)
+    tracer.start_span("two").end()
+    assert [span.name for span in first.ended] == ["one", "two"]
+    assert [span.name for span in second.ended] == ["two"]
+    assert [getattr(span, "name", None) for span in second.started] == ["two"]

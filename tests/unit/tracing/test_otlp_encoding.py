@@ -109,3 +109,9 @@ values = st.one_of(
 @given(st.dictionaries(st.text(min_size=1, max_size=30), values, max_size=12))
 def test_any_attributes_encode_to_the_sdks_bytes(attributes: dict[str, Any]) -> None:
     _same_bytes(_recorded(LeanTracerProvider, attributes))
+
+
+def test_cached_attribute_fields_never_stand_for_an_equal_value_of_another_type() -> None:
+    # True == 1 == 1.0, and "1" is none of them: each is cached (or not) as itself
+    for value in (1, True, 1.0, "1", 1, 1.0, True, 70000, 70000.0):
+        _same_bytes(_recorded(LeanTracerProvider, {"x": value, "n": 2}))

@@ -11,15 +11,18 @@ and the provider's configuration (resource, sampler, `OTEL_*` variables, shutdow
 
 from __future__ import annotations
 
+import random
 import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from contextvars import ContextVar, Token
 from typing import Any
 
 from opentelemetry import context as context_api
 from opentelemetry import trace as trace_api
+from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import (
     Event,
@@ -28,7 +31,8 @@ from opentelemetry.sdk.trace import (
     Tracer,
     TracerProvider,
 )
-from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
@@ -40,9 +44,10 @@ from opentelemetry.trace import (
     TraceFlags,
     TraceState,
 )
+from opentelemetry.trace.propagation import _SPAN_KEY
 from opentelemetry.util import types
 
-__all__ = ["LeanSpan", "LeanTracer", "LeanTracerProvider"]
+__all__ = ["LeanSpan", "LeanTracer", "LeanTracerProvider", "enter", "leave"]
 
 LIMIT = 128  # attributes, events and links per span: the SDK's defaults
 _DEFAULT_SAMPLER = ParentBased(ALWAYS_ON).get_description()  # type: ignore[no-untyped-call]
@@ -57,16 +62,39 @@ _FLAGS = {
     for random in (False, True)
 }
 _PLAIN_TYPES = frozenset(_PLAIN)
+_RANDOM = TraceFlags.RANDOM_TRACE_ID
 _UNSET = Status(StatusCode.UNSET)
+# Processors whose on_start does nothing (the SDK's own): not called at all.
+_QUIET_STARTS = frozenset(
+    {SpanProcessor.on_start, BatchSpanProcessor.on_start, SimpleSpanProcessor.on_start}
+)
 
 
-@dataclass(frozen=True, slots=True)
 class _Origin:
-    """What the spans of one tracer share."""
+    """What the spans of one tracer share, and where they go when they start and end: straight
+    to the provider's processor when it has one alone (one call less per span, and none at the
+    start for the processors that do nothing then), else to the provider's multi-processor.
+    The provider routes its tracers' origins again whenever a processor is added."""
 
-    resource: Resource
-    scope: InstrumentationScope
-    processor: SpanProcessor
+    __slots__ = ("__weakref__", "on_end", "on_start", "resource", "scope")
+
+    def __init__(self, resource: Resource, scope: InstrumentationScope) -> None:
+        self.resource = resource
+        self.scope = scope
+        self.on_start: Callable[..., None] | None = None
+        self.on_end: Callable[[ReadableSpan], None] = _drop
+
+    def route(self, processor: SpanProcessor) -> None:
+        alone = getattr(processor, "_span_processors", None)
+        if isinstance(alone, tuple) and len(alone) == 1:
+            processor = alone[0]
+        start = type(processor).on_start
+        self.on_start = None if start in _QUIET_STARTS else processor.on_start
+        self.on_end = processor.on_end
+
+
+def _drop(span: ReadableSpan) -> None:
+    """Where spans go before the provider has a processor."""
 
 
 class LeanSpan(trace_api.Span, ReadableSpan):
@@ -86,6 +114,7 @@ class LeanSpan(trace_api.Span, ReadableSpan):
     _record_exception = True
     _set_status_on_exception = True
     _instrumentation_info = None
+    _end_time: int | None = None
 
     def __init__(
         self,
@@ -104,7 +133,6 @@ class LeanSpan(trace_api.Span, ReadableSpan):
         self._kind = kind
         self._origin = origin
         self._start_time = start_time
-        self._end_time: int | None = None
         if (
             attributes
             and len(attributes) <= LIMIT
@@ -223,7 +251,7 @@ class LeanSpan(trace_api.Span, ReadableSpan):
         if self._end_time is not None:
             return
         self._end_time = end_time or time.time_ns()
-        self._origin.processor.on_end(self)
+        self._origin.on_end(self)
 
     def __exit__(self, exc_type: Any, exc_val: BaseException | None, exc_tb: Any) -> None:
         if exc_val is not None and self._end_time is None:
@@ -259,15 +287,55 @@ def _cleaned(value: Any) -> types.AttributeValue | None:
     return None
 
 
+# The current context, read and set directly when the API keeps it in a context variable (its
+# default runtime context): the API's functions are three calls deep each.
+_RUNTIME = context_api._RUNTIME_CONTEXT
+_CURRENT: ContextVar[context_api.Context] | None = (
+    _RUNTIME._current_context if isinstance(_RUNTIME, ContextVarsRuntimeContext) else None
+)
+
+
+def _parent_of(context: context_api.Context | None) -> SpanContext | None:
+    """The valid span context of the span current in `context` (default: the current context)."""
+    if context is None and _CURRENT is not None:
+        found = _CURRENT.get().get(_SPAN_KEY)
+    else:
+        found = context_api.get_value(_SPAN_KEY, context)
+    if found is None or not isinstance(found, trace_api.Span):
+        return None
+    parent = found.get_span_context()
+    return parent if parent[5] else None
+
+
+def enter(span: trace_api.Span, base: context_api.Context | None = None) -> Token[Any]:
+    """Make `span` current (in `base`, default the current context) until `leave`; what
+    `context.attach(trace.set_span_in_context(span, base))` does."""
+    if _CURRENT is None:
+        return context_api.attach(trace_api.set_span_in_context(span, base))
+    if base is None:
+        base = _CURRENT.get()
+    return _CURRENT.set(context_api.Context({**base, _SPAN_KEY: span}))
+
+
+def leave(token: Token[Any]) -> None:
+    """Restore the context `enter` replaced."""
+    if _CURRENT is None:
+        context_api.detach(token)
+    else:
+        _CURRENT.reset(token)
+
+
 class LeanTracer(trace_api.Tracer):
     """Starts `LeanSpan`s as the SDK's `Tracer` (whose settings it takes) starts its spans."""
 
-    def __init__(self, sdk: Tracer) -> None:
+    def __init__(self, sdk: Tracer, origin: _Origin) -> None:
         self._sampler: Sampler = sdk.sampler
-        # The provider's processors (as they are when spans end: a processor added later counts)
-        self._processor: SpanProcessor = sdk.span_processor
-        self._origin = _Origin(sdk.resource, sdk._instrumentation_scope, self._processor)
+        self._origin = origin
         self._ids: IdGenerator = sdk.id_generator
+        self._random_ids = self._ids.is_trace_id_random()
+        # The default generator's ids drawn here, without its calls (a zero is drawn again by it).
+        self._bits = random.getrandbits if type(self._ids) is RandomIdGenerator else None
+        self._root_flags = _FLAGS[True, self._random_ids]
         # The default sampler's decision, without its call: the parent's, or sampled for a root.
         self._parent_or_on = self._sampler.get_description() == _DEFAULT_SAMPLER
 
@@ -282,36 +350,68 @@ class LeanTracer(trace_api.Tracer):
         record_exception: bool = True,
         set_status_on_exception: bool = True,
     ) -> trace_api.Span:
-        links = links or ()
-        parent: SpanContext | None = trace_api.get_current_span(context).get_span_context()
-        if parent is not None and parent.is_valid:
-            trace_id = parent.trace_id
-            random_id = parent.trace_flags.random_trace_id
-        else:
-            parent = None
-            trace_id = self._ids.generate_trace_id()
-            random_id = self._ids.is_trace_id_random()
+        # A SpanContext is a tuple: trace id, span id, remote, flags, state, valid.
+        parent = _parent_of(context)
         if self._parent_or_on:
-            record = parent is None or parent.trace_flags.sampled
-            trace_state = parent.trace_state if parent is not None else _NO_STATE
+            # The default sampler: the parent's decision, or sampled for a root.
+            bits = self._bits
+            if parent is None:
+                trace_id = (bits and bits(128)) or self._ids.generate_trace_id()
+                flags = self._root_flags
+                trace_state = _NO_STATE
+            else:
+                trace_id, _, _, flags, trace_state, _ = parent
+                flags = _FLAGS[bool(flags & TraceFlags.SAMPLED), bool(flags & _RANDOM)]
+            # The ids are valid by construction: the tuple is made without SpanContext's checks.
+            span_context: SpanContext = tuple.__new__(
+                SpanContext,
+                (
+                    trace_id,
+                    (bits and bits(64)) or self._ids.generate_span_id(),
+                    False,
+                    flags,
+                    trace_state,
+                    True,
+                ),
+            )
+            if not flags & TraceFlags.SAMPLED:
+                return trace_api.NonRecordingSpan(span_context)
+            span = LeanSpan(
+                name, span_context, parent, kind, self._origin, attributes, links or (),
+                start_time or time.time_ns(),
+            )  # fmt: skip
+            if not record_exception:
+                span._record_exception = False
+            if not set_status_on_exception:
+                span._set_status_on_exception = False
+            on_start = self._origin.on_start
+            if on_start is not None:
+                on_start(span, parent_context=context)
+            return span
+        links = links or ()
+        if parent is not None:
+            trace_id = parent[0]
+            random_id = bool(parent[3] & _RANDOM)
         else:
-            result = self._sampler.should_sample(context, trace_id, name, kind, attributes, links)
-            record = result.decision.is_sampled()  # type: ignore[no-untyped-call]
-            trace_state = result.trace_state or _NO_STATE
-            if result.attributes:
-                attributes = {**result.attributes, **(attributes or {})}
-            if not result.decision.is_recording():  # type: ignore[no-untyped-call]
-                return trace_api.NonRecordingSpan(
-                    SpanContext(
-                        trace_id,
-                        self._ids.generate_span_id(),
-                        False,
-                        _FLAGS[False, random_id],
-                        trace_state,
-                    )
+            trace_id = self._ids.generate_trace_id()
+            random_id = self._random_ids
+        result = self._sampler.should_sample(context, trace_id, name, kind, attributes, links)
+        record = result.decision.is_sampled()  # type: ignore[no-untyped-call]
+        trace_state = result.trace_state or _NO_STATE
+        if result.attributes:
+            attributes = {**result.attributes, **(attributes or {})}
+        if not result.decision.is_recording():  # type: ignore[no-untyped-call]
+            return trace_api.NonRecordingSpan(
+                SpanContext(
+                    trace_id,
+                    self._ids.generate_span_id(),
+                    False,
+                    _FLAGS[False, random_id],
+                    trace_state,
                 )
+            )
         # The ids are valid by construction: the tuple is made without SpanContext's checks.
-        span_context: SpanContext = tuple.__new__(
+        sampled_context: SpanContext = tuple.__new__(
             SpanContext,
             (
                 trace_id,
@@ -325,16 +425,18 @@ class LeanTracer(trace_api.Tracer):
         if not record:
             # Recording an unsampled span (RECORD_ONLY) would feed no exporter: the batch
             # processor drops it.
-            return trace_api.NonRecordingSpan(span_context)
+            return trace_api.NonRecordingSpan(sampled_context)
         span = LeanSpan(
-            name, span_context, parent, kind, self._origin, attributes, links,
+            name, sampled_context, parent, kind, self._origin, attributes, links,
             start_time or time.time_ns(),
         )  # fmt: skip
         if not record_exception:
             span._record_exception = False
         if not set_status_on_exception:
             span._set_status_on_exception = False
-        self._processor.on_start(span, parent_context=context)  # type: ignore[arg-type]
+        on_start = self._origin.on_start
+        if on_start is not None:
+            on_start(span, parent_context=context)
         return span
 
     @contextmanager
@@ -366,6 +468,18 @@ class LeanTracer(trace_api.Tracer):
 class LeanTracerProvider(TracerProvider):
     """The SDK's provider, whose tracers start `LeanSpan`s."""
 
+    def _origins(self) -> weakref.WeakSet[_Origin]:
+        """The origins of this provider's tracers (routed again when a processor is added)."""
+        origins: weakref.WeakSet[_Origin] = self.__dict__.setdefault(
+            "_lean_origins", weakref.WeakSet()
+        )
+        return origins
+
+    def add_span_processor(self, span_processor: SpanProcessor) -> None:
+        super().add_span_processor(span_processor)
+        for origin in self._origins():
+            origin.route(self._active_span_processor)
+
     def get_tracer(
         self,
         instrumenting_module_name: str,
@@ -376,4 +490,9 @@ class LeanTracerProvider(TracerProvider):
         sdk = super().get_tracer(
             instrumenting_module_name, instrumenting_library_version, schema_url, attributes
         )
-        return LeanTracer(sdk) if isinstance(sdk, Tracer) else sdk
+        if not isinstance(sdk, Tracer):
+            return sdk
+        origin = _Origin(sdk.resource, sdk._instrumentation_scope)
+        origin.route(self._active_span_processor)
+        self._origins().add(origin)
+        return LeanTracer(sdk, origin)

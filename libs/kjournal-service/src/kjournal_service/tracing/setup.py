@@ -11,10 +11,11 @@ Configured by the standard variables, as any OpenTelemetry SDK:
 * `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`: the resource (default service.name
   `kjournal-writer`, `kjournal-reader`, `kjournal-replicator`).
 * `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`: sampling (default parentbased_always_on).
-* `OTEL_BSP_*`: the batch span processor's queue, batch size and delay.
+* `OTEL_BSP_SCHEDULE_DELAY`, `_MAX_QUEUE_SIZE`, `_MAX_EXPORT_BATCH_SIZE`: the batch processor's
+  delay, queue and batch size (`batch.LeanBatchProcessor`, a leaner one than the SDK's).
 
 Spans are made by `lean.LeanTracerProvider` (the SDK's provider, sampler and processors, with a
-lighter span object) and sent by `exporter.OtlpHttpSpanExporter` from the SDK's batch processor.
+lighter span object) and sent by `exporter.OtlpHttpSpanExporter` from `batch.LeanBatchProcessor`.
 """
 
 from __future__ import annotations
@@ -29,12 +30,9 @@ from importlib.metadata import PackageNotFoundError, version
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, SERVICE_VERSION, Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    ConsoleSpanExporter,
-    SpanExporter,
-)
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 
+from kjournal_service.tracing.batch import LeanBatchProcessor
 from kjournal_service.tracing.exporter import OtlpHttpSpanExporter
 from kjournal_service.tracing.lean import LeanTracerProvider
 
@@ -75,7 +73,7 @@ def configure_tracing(service: str, exporter: SpanExporter | None = None) -> Tra
     if chosen is None:
         return None
     provider = LeanTracerProvider(resource=_resource(service))
-    provider.add_span_processor(BatchSpanProcessor(chosen))
+    provider.add_span_processor(LeanBatchProcessor(chosen))
     trace.set_tracer_provider(provider)
     _installed = TracingSetup(provider, description)
     return _installed

@@ -23,12 +23,12 @@ _W3C = TraceContextTextMapPropagator()
 
 def trace_headers(context: SpanContext) -> list[tuple[str, bytes]]:
     """The headers that carry `context` (none for an invalid one)."""
-    if not context.is_valid:
+    trace_id, span_id, _, flags, state, valid = context  # a tuple: unpacked, not by property
+    if not valid:
         return []
-    parent = f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags & 0xFF:02x}"
-    headers = [(TRACEPARENT, parent.encode("ascii"))]
-    if context.trace_state:
-        headers.append((TRACESTATE, context.trace_state.to_header().encode("ascii")))
+    headers = [(TRACEPARENT, b"00-%032x-%016x-%02x" % (trace_id, span_id, flags & 0xFF))]
+    if state:
+        headers.append((TRACESTATE, state.to_header().encode("ascii")))
     return headers
 
 
