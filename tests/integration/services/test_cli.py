@@ -102,7 +102,7 @@ def test_tail_follows_new_events(writer: RunningService, reader: RunningService,
         finally:
             tail.send_signal(signal.SIGINT)
             try:
-                # Generous: a loaded CI machine took more than 10 s to stop the interpreter.
+                # It stops between requests (kjournal/cli/interrupt.py); generous for a loaded box.
                 code = tail.wait(60)
             finally:
                 tail.kill()  # never leave it running for the next test (a ResourceWarning)

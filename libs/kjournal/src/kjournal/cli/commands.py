@@ -8,10 +8,10 @@ import base64
 import binascii
 import json
 import sys
-import time
 from contextlib import closing
 from pathlib import Path
 
+from kjournal.cli.interrupt import stop_on_interrupt
 from kjournal.cli.render import (
     append_line,
     event_line,
@@ -138,26 +138,28 @@ def read(args: argparse.Namespace, client: Client) -> int:
 
 
 def tail(args: argparse.Namespace, client: Client) -> int:
+    """Follow the journal until Ctrl-C, which stops it between requests (exit 0)."""
     key = _key(args)
     next_from = args.from_
     out = sys.stdout
-    try:
-        while True:
+    with stop_on_interrupt() as stopped:
+        while not stopped.is_set():
             got = False
             with closing(client.read(key, next_from)) as records:
                 for record in records:
                     out.write(event_line(record, args.format) + "\n")
                     next_from = record.seq_nr + 1
                     got = True
+                    if stopped.is_set():
+                        break
             out.flush()
-            if not got and next_from > 1:
+            if not got and next_from > 1 and not stopped.is_set():
                 pointer = client.pointer(key)
                 if pointer is None or pointer < next_from - 1:
                     sys.stderr.write(f"{key} was purged or deleted; following it from seqNr 1\n")
                     next_from = 1
-            time.sleep(args.interval)
-    except KeyboardInterrupt:
-        return 0
+            stopped.wait(args.interval)
+    return 0
 
 
 def pointer(args: argparse.Namespace, client: Client) -> int:

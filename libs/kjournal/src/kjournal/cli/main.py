@@ -118,18 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    client = Client(args.writer, args.reader, timeout=args.timeout, token=args.token)
     try:
-        with (
-            traced(args.command) if args.trace else nullcontext(),
-            Client(args.writer, args.reader, timeout=args.timeout, token=args.token) as client,
-        ):
+        with traced(args.command) if args.trace else nullcontext():
             code: int = args.run(args, client)
+    except KeyboardInterrupt:
+        # The client is left open: an interrupt inside its connection pool can leave the pool's
+        # lock held, and closing it would then wait forever. The process ends; its sockets close.
+        return 130
     except KJournalError as exc:
         sys.stderr.write(f"kjournal: error: {type(exc).__name__}: {exc}\n")
-        return 1
-    except KeyboardInterrupt:
-        return 130
+        code = 1
     except BrokenPipeError:  # e.g. `kjournal read ... | head`
         sys.stderr.close()
-        return 0
+        code = 0
+    client.close()
     return code
