@@ -376,18 +376,10 @@ class LeanTracer(trace_api.Tracer):
             )
             if not flags & TraceFlags.SAMPLED:
                 return trace_api.NonRecordingSpan(span_context)
-            span = LeanSpan(
-                name, span_context, parent, kind, self._origin, attributes, links or (),
-                start_time or time.time_ns(),
+            return self._begin(
+                name, span_context, parent, kind, attributes, links or (), start_time, context,
+                record_exception, set_status_on_exception,
             )  # fmt: skip
-            if not record_exception:
-                span._record_exception = False
-            if not set_status_on_exception:
-                span._set_status_on_exception = False
-            on_start = self._origin.on_start
-            if on_start is not None:
-                on_start(span, parent_context=context)
-            return span
         links = links or ()
         if parent is not None:
             trace_id = parent[0]
@@ -426,8 +418,27 @@ class LeanTracer(trace_api.Tracer):
             # Recording an unsampled span (RECORD_ONLY) would feed no exporter: the batch
             # processor drops it.
             return trace_api.NonRecordingSpan(sampled_context)
+        return self._begin(
+            name, sampled_context, parent, kind, attributes, links, start_time, context,
+            record_exception, set_status_on_exception,
+        )  # fmt: skip
+
+    def _begin(
+        self,
+        name: str,
+        span_context: SpanContext,
+        parent: SpanContext | None,
+        kind: SpanKind,
+        attributes: types.Attributes,
+        links: Sequence[Link],
+        start_time: int | None,
+        context: context_api.Context | None,
+        record_exception: bool,
+        set_status_on_exception: bool,
+    ) -> LeanSpan:
+        """The sampled span, started: its processor's on_start has seen it."""
         span = LeanSpan(
-            name, sampled_context, parent, kind, self._origin, attributes, links,
+            name, span_context, parent, kind, self._origin, attributes, links,
             start_time or time.time_ns(),
         )  # fmt: skip
         if not record_exception:

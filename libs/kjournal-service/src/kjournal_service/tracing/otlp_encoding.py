@@ -19,7 +19,7 @@ from typing import Any
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import Link, SpanContext
+from opentelemetry.trace import Link, SpanContext, Status
 
 from kjournal_service.tracing.lean import _NO_STATE, _UNSET, LeanSpan, _Origin
 
@@ -185,13 +185,8 @@ def _span(span: ReadableSpan) -> bytes:
     if dropped:
         parts += (b"\x70", _varint(dropped))
     status = span._status
-    if status.is_unset and not status.description:
-        parts.append(_UNSET_STATUS)
-    else:
-        body = _text(b"\x12", status.description) if status.description else b""
-        if status.status_code.value:
-            body += b"\x18" + _varint(status.status_code.value)
-        parts.append(_field(b"\x7a", body))
+    is_unset = status.is_unset and not status.description
+    parts.append(_UNSET_STATUS if is_unset else _status_field(status))
     parts += (b"\x85\x01", _REMOTE if parent is not None and parent.is_remote else _LOCAL)
     return b"".join(parts)
 
@@ -304,13 +299,7 @@ def _lean_span(span: LeanSpan) -> bytes:
     if span._dropped_attributes or span._events or span._links or span._dropped_links:
         parts.append(_rare(span))
     status = span._status
-    if status is _UNSET:
-        parts.append(_UNSET_STATUS)
-    else:
-        body = _text(b"\x12", status.description) if status.description else b""
-        if status.status_code.value:
-            body += b"\x18" + _varint(status.status_code.value)
-        parts.append(_field(b"\x7a", body))
+    parts.append(_UNSET_STATUS if status is _UNSET else _status_field(status))
     parts += (b"\x85\x01", _REMOTE if parent is not None and parent[2] else _LOCAL)
     return _field(b"\x12", b"".join(parts))
 
@@ -424,3 +413,11 @@ def _scoped(
     if scoped is None:
         scoped = entry[1][scope] = []
     return scoped
+
+
+def _status_field(status: Status) -> bytes:
+    """A span's status other than the plain unset one."""
+    body = _text(b"\x12", status.description) if status.description else b""
+    if status.status_code.value:
+        body += b"\x18" + _varint(status.status_code.value)
+    return _field(b"\x7a", body)
