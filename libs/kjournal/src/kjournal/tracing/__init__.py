@@ -11,12 +11,14 @@ code entirely, so a process without tracing pays one boolean test per operation.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from importlib.metadata import PackageNotFoundError, version
 
 from opentelemetry import trace
+from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from opentelemetry.trace import Span, SpanKind
 from opentelemetry.util.types import AttributeValue
 
@@ -28,6 +30,9 @@ except PackageNotFoundError:  # pragma: no cover - a source tree without metadat
     _VERSION = None
 
 _tracer: trace.Tracer | None = None
+_UNKNOWN = object()
+# A provider named by the environment is loaded by the API on first use (read at import).
+_PROVIDER_FROM_ENVIRONMENT = OTEL_PYTHON_TRACER_PROVIDER in os.environ
 _NO_SPAN: AbstractContextManager[None] = nullcontext()
 _untraced: ContextVar[bool] = ContextVar("kjournal_untraced", default=False)
 
@@ -63,6 +68,10 @@ def tracer() -> trace.Tracer:
 
 def _install_tracer() -> bool:
     global _tracer
+    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _PROVIDER_FROM_ENVIRONMENT:
+        # None set (the API's own first test, read here directly): `get_tracer_provider` would
+        # also look the environment up on every call, a microsecond each time, twice an append.
+        return False
     provider = trace.get_tracer_provider()
     if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
         return False
