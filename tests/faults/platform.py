@@ -113,6 +113,7 @@ class FaultPlatform:
         pid = self.pid(name)
         os.killpg(pid, signal.SIGSTOP)
         try:
+            _wait_until_stopped(pid)
             yield
         finally:
             os.killpg(pid, signal.SIGCONT)
@@ -126,3 +127,33 @@ class FaultPlatform:
 
     def forget_checkpoint(self) -> None:
         shutil.rmtree(self.checkpoint(), ignore_errors=True)
+
+
+def _wait_until_stopped(group: int, timeout_s: float = 10.0) -> None:
+    """Until every thread of process group `group` is stopped. SIGSTOP takes a thread when it is
+    next scheduled: for up to ~15 ms on the 2-core box a busy JVM still answers (a Kafka broker
+    acknowledged a record sent after `killpg` had returned)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = _thread_states(group)
+        if states and all(state in "tTZX" for state in states):
+            return
+        assert time.monotonic() < deadline, f"process group {group} not stopped: {states}"
+        time.sleep(0.005)
+
+
+def _thread_states(group: int) -> list[str]:
+    """The scheduler state (R, S, T, ...) of every thread of every process in `group`."""
+    states: list[str] = []
+    for process in Path("/proc").iterdir():
+        if not process.name.isdigit():
+            continue
+        try:
+            # after the command's closing parenthesis: state, ppid, pgrp, ...
+            if int((process / "stat").read_text().rsplit(")", 1)[1].split()[2]) != group:
+                continue
+            for thread in (process / "task").iterdir():
+                states.append((thread / "stat").read_text().rsplit(")", 1)[1].split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # exited meanwhile
+    return states
