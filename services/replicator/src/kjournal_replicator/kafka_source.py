@@ -56,6 +56,8 @@ def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) 
 
 UNKNOWN_TOPIC_OR_PARTITION = 3  # Kafka's error code for a topic that is gone
 SETTLE_ATTEMPTS = 10  # a topic just created has partitions without a leader for a moment
+# Offsets come back in milliseconds; past this, a listed topic may have been deleted meanwhile.
+OFFSETS_FIRST_WAIT_S = 5.0
 
 
 def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str, list[int]]:
@@ -96,30 +98,36 @@ def _settling(entry: dict[str, Any]) -> bool:
 def kafka_offsets(
     kafka: KafkaSettings, partitions: dict[str, list[int]]
 ) -> dict[tuple[str, int], PartitionOffsets]:
-    """Beginning and end offsets of the given partitions, but those of a topic Kafka no longer
-    has (deleted since the partitions were listed: asking for its offsets would wait out the
-    request timeout)."""
+    """Beginning and end offsets of the given partitions, but those Kafka no longer has (a topic
+    deleted since the partitions were listed)."""
     if not any(partitions.values()):
         return {}
 
     async def use(consumer: AIOKafkaConsumer) -> dict[tuple[str, int], PartitionOffsets]:
-        existing = await consumer.topics()  # fresh metadata
-        wanted = [
-            TopicPartition(topic, p)
-            for topic, ps in partitions.items()
-            if topic in existing
-            for p in ps
-        ]
-        if not wanted:
-            return {}
-        beginning = await consumer.beginning_offsets(wanted)
-        end = await consumer.end_offsets(wanted)
-        return {
-            (tp.topic, tp.partition): PartitionOffsets(int(beginning[tp]), int(end[tp]))
-            for tp in wanted
-        }
+        wanted = [TopicPartition(topic, p) for topic, ps in partitions.items() for p in ps]
+        try:
+            return await asyncio.wait_for(_offsets(consumer, wanted), OFFSETS_FIRST_WAIT_S)
+        except TimeoutError:
+            # aiokafka asks again for a partition Kafka calls unknown until the request timeout:
+            # a topic deleted after it was listed would hold the answer that long. Ask again
+            # for the topics fresh metadata still names, for the whole request timeout.
+            existing = await consumer.topics()
+            return await _offsets(consumer, [tp for tp in wanted if tp.topic in existing])
 
     return _run(kafka, use)
+
+
+async def _offsets(
+    consumer: AIOKafkaConsumer, wanted: list[TopicPartition]
+) -> dict[tuple[str, int], PartitionOffsets]:
+    if not wanted:
+        return {}
+    beginning = await consumer.beginning_offsets(wanted)
+    end = await consumer.end_offsets(wanted)
+    return {
+        (tp.topic, tp.partition): PartitionOffsets(int(beginning[tp]), int(end[tp]))
+        for tp in wanted
+    }
 
 
 def source_options(kafka: KafkaSettings, spark: SparkSettings) -> dict[str, str]:
