@@ -166,6 +166,22 @@ class Release:
     def helm(self, *args: str, timeout: float = 1200) -> str:
         return self.cluster.run_helm(*args, "--namespace", self.namespace, timeout=timeout)
 
+    def helm_test(self, name: str) -> str:
+        """`helm test` of release `name`; when it fails, the assertion carries the test pod's log
+        and the failed pod is deleted (helm deletes only a pod that succeeded, and `--logs` cannot
+        read that one: it is gone by then)."""
+        try:
+            return self.helm("test", name, "--timeout", "5m")
+        except AssertionError as failed:
+            pod = f"{name}-test"
+            try:
+                log = self.core.read_namespaced_pod_log(pod, self.namespace)
+            except client.ApiException as exc:
+                log = f"(no log: {exc.status} {exc.reason})"
+            with contextlib.suppress(client.ApiException):
+                self.core.delete_namespaced_pod(pod, self.namespace, grace_period_seconds=0)
+            raise AssertionError(f"{failed}\nthe test pod {pod} logged:\n{log}") from None
+
     def component(self, name: str) -> str:
         """The chart's name for a component's objects (the release is named after the chart)."""
         return f"{self.name}-{name}"

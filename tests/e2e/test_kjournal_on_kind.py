@@ -288,7 +288,7 @@ def test_helm_upgrade_under_load_loses_nothing(release: Release):
 
 
 def test_helm_test_passes_and_the_schema_hook_ran(release: Release):
-    out = release.helm("test", "kjournal", "--timeout", "5m")
+    out = release.helm_test("kjournal")
     release.cluster.report(out)
     assert "Phase:          Succeeded" in out or "Phase: Succeeded" in out.replace("  ", " ")
     status = json.loads(release.helm("status", "kjournal", "--output", "json"))
@@ -435,7 +435,7 @@ def test_bearer_tokens_with_the_issuers_keys_and_the_test_token_from_secrets(
                 "--timeout",
                 "10m",
             )
-        out = release.helm("test", AUTH_RELEASE, "--timeout", "5m")
+        out = release.helm_test(AUTH_RELEASE)
         assert "Succeeded" in out, out
         journal = f"e2e-auth-{uuid.uuid4().hex[:10]}"
         path = f"/v1/journals/{TOPIC}/{journal}/events"
@@ -526,5 +526,14 @@ def _leftovers(release: Release) -> list[str]:
 def test_helm_uninstall_leaves_only_the_checkpoint_claim(release: Release):
     release.helm("uninstall", "kjournal", "--wait", "--timeout", "5m")
     kept = ["PersistentVolumeClaim/kjournal-replicator-checkpoint"]
-    wait_for("only the kept claim left", lambda: _leftovers(release) == kept, 180)
+    left: list[str] = []
+
+    def only_kept() -> bool:
+        left[:] = _leftovers(release)
+        return left == kept
+
+    try:
+        wait_for("only the kept claim left", only_kept, 180)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; left: {left}") from None
     assert HERE.is_dir()
