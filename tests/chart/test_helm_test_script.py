@@ -113,7 +113,7 @@ def test_it_waits_for_a_writer_not_ready_yet_then_reads_the_event_back(
     service = _start(
         serving,
         _Service(
-            [(503, '{"title": "not ready"}'), (503, '{"title": "not ready"}'), (201, "{}")],
+            [(503, '{"title": "not ready"}'), (504, '{"title": "no ack yet"}'), (201, "{}")],
             reads_empty=2,
         ),
     )
