@@ -452,35 +452,36 @@ class EventualStoreContract:
         assert the_head(backend).head.seq_nr == 2
         assert ask(backend, lambda reader: reader.conflicts(KEY, 10)) == []
 
-    def test_overlaps_keep_the_first_copy_and_the_seq_nr_never_goes_back(
+    def test_an_overlapping_append_is_dropped_whole_and_the_seq_nr_never_goes_back(
         self, backend: EventualBackend
     ) -> None:
         store = backend.store(segment_size=2)
         replicate(store, [append_record(0, [1, 2, 3])])
         result = replicate(store, [append_record(1, [2, 3, 4]), append_record(2, [1])])
-        assert result.duplicates == 3
+        assert (result.dropped, result.duplicates) == (2, 4)
         assert [(r.seq_nr, r.position) for r in backend.rows(KEY)] == [
             (1, at(0)),
             (2, at(0)),
             (3, at(0)),
-            (4, at(1)),
         ]
-        assert the_head(backend).head.seq_nr == 4
-        assert seq_nrs(backend) == [1, 2, 3, 4]
+        assert the_head(backend).head.seq_nr == 3
+        assert seq_nrs(backend) == [1, 2, 3]
 
-    def test_a_conflicting_duplicate_is_recorded_and_kept_out(
-        self, backend: EventualBackend
-    ) -> None:
+    def test_a_conflicting_append_is_recorded_and_kept_out(self, backend: EventualBackend) -> None:
         store = backend.store()
         later = T0 + timedelta(minutes=1)
         replicate(store, [append_record(0, [1, 2])])
-        # one conflict against a stored event, one against an event of the same slice
+        # a conflict against a stored event, then one against an event of the same slice
         result = replicate(
             store,
-            [append_record(1, [2, 3], variant=1), append_record(2, [3], variant=2)],
+            [
+                append_record(1, [3], variant=1),
+                append_record(2, [2, 3], variant=1),
+                append_record(3, [3], variant=2),
+            ],
             now=later,
         )
-        assert (result.duplicates, result.conflicts) == (2, 2)
+        assert (result.dropped, result.conflicts, result.refused) == (2, 2, 0)
         events = read(backend)
         assert [(e.seq_nr, e.partition_offset) for e in events] == [
             (1, at(0)),
@@ -492,11 +493,34 @@ class EventualStoreContract:
         conflicts = ask(backend, lambda reader: reader.conflicts(KEY, 10))
         assert conflicts is not None
         assert [(c.seq_nr, c.dropped, c.kept, c.detected_at) for c in conflicts] == [
-            (2, at(1), at(0), later),
+            (2, at(2), at(0), later),
             (3, at(2), at(1), later),
+            (3, at(3), at(1), later),
         ]
-        replicate(store, [append_record(1, [2, 3], variant=1)])  # a replay records nothing new
-        assert len(ask(backend, lambda reader: reader.conflicts(KEY, 10)) or []) == 2
+        replicate(store, [append_record(2, [2, 3], variant=1)])  # a replay records nothing new
+        assert len(ask(backend, lambda reader: reader.conflicts(KEY, 10)) or []) == 3
+
+    def test_an_identical_retry_is_a_replay_and_a_failed_condition_a_refusal(
+        self, backend: EventualBackend
+    ) -> None:
+        store = backend.store()
+        replicate(store, [append_record(0, [1, 2])])
+        result = replicate(
+            store,
+            [
+                append_record(1, [1, 2]),  # the same events again: a replay
+                append_record(2, [3], expect=1),  # the journal is at 2: refused
+                append_record(3, [3], variant=1, expect=2),  # taken
+                append_record(4, [1], variant=1, expect=0),  # the journal exists: refused
+            ],
+        )
+        assert (result.dropped, result.conflicts, result.refused) == (3, 0, 2)
+        assert [(e.seq_nr, e.partition_offset) for e in read(backend)] == [
+            (1, at(0)),
+            (2, at(0)),
+            (3, at(3)),
+        ]
+        assert ask(backend, lambda reader: reader.conflicts(KEY, 10)) == []
 
     def test_late_lower_seq_nrs_are_dropped(self, backend: EventualBackend) -> None:
         store = backend.store()

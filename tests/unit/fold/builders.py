@@ -124,6 +124,7 @@ def append_record(
     expire_after: ExpireAfter | None = None,
     origin: str | None = "origin",
     variant: int = 0,
+    expect: int | None = None,
 ) -> ConsumedRecord:
     action = append_action(
         key,
@@ -132,6 +133,7 @@ def append_record(
         headers={"h": "v"},
         origin=origin,
         version="test",
+        expect=expect,
     )
     return consumed(ActionRecord(action, at(offset)))
 

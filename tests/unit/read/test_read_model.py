@@ -247,21 +247,22 @@ def test_random_histories_at_random_splits(
 
 
 def _oracle(ops: list[tuple[Key, Op]]) -> tuple[list[tuple[int, object]], int | None]:
-    """The duplicate rule, naively (docs/replication.md §4): in offset order an appended event
-    whose seqNr is not above the journal's highest is dropped; a delete hides up to its bound
-    (never beyond the highest); a purge starts the journal over."""
+    """The append rule, naively (fold/append_rule.py): in offset order an append is taken whole
+    if the journal does not exist or its first seqNr is above the journal's, else dropped whole;
+    a delete hides up to its bound (never beyond the highest); a purge starts the journal over."""
     events: dict[int, dict[str, JsonValue]] = {}
     high, delete_to, exists = 0, 0, False
     for key, op in ops:
         if key != KEY:
             continue
         if op.kind == "append":
+            if exists and op.first <= high:
+                continue
             if not exists:
                 exists, delete_to = True, op.first - 1
             for n in range(op.first, op.last + 1):
-                if n > high:
-                    events[n] = _payload(key, n, op.variant)
-                    high = n
+                events[n] = _payload(key, n, op.variant)
+            high = op.last
         elif op.kind == "delete" and exists:
             delete_to = max(delete_to, min(op.last, high))
         elif op.kind == "purge" and exists:

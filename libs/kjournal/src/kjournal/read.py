@@ -6,9 +6,9 @@
 3. Otherwise the tail (offsets pointer2+1 … end−1) of this journal, from the tail cache or a scan
    that compares record keys before parsing anything, is folded into HeadInfo before the first
    event is emitted, so deletes and purges still only in Kafka are honoured.
-4. Cassandra's events from max(from, deleteTo+1), then the tail's; an event whose seqNr is not
-   above the highest the journal already had is a duplicate and is dropped, as the replicator
-   drops it (docs/replication.md §4), so a read returns the same before and after replication.
+4. Cassandra's events from max(from, deleteTo+1), then the tail's, skipping the appends the
+   append rule drops (fold/append_rule.py), as the replicator drops them, so a read returns the
+   same before and after replication.
 """
 
 from __future__ import annotations
@@ -226,17 +226,18 @@ class JournalReader:
     ) -> AsyncIterator[EventRecord]:
         after = -1 if view.info.purged_at is None else view.info.purged_at
         refetch_from = view.tail.payloads_from
+        dropped = frozenset(view.info.dropped)
         for action_record in view.tail.actions:
             action = action_record.action
             offset = action_record.offset
-            if not isinstance(action, Append) or offset <= after:
+            if not isinstance(action, Append) or offset <= after or offset in dropped:
                 continue
             if action.header.range.to < start:
                 continue  # skipped before its payload is decoded
             if action.header.range.from_ > to:
                 return
             if refetch_from is not None and offset >= refetch_from:
-                async for record in self._refetched_events(view, offset, start, to):
+                async for record in self._refetched_events(view, offset, start, to, dropped):
                     yield record
                 return
             self._metrics.increment("kjournal_read_payloads_decoded_total", 1, topic=view.key.topic)
@@ -245,13 +246,13 @@ class JournalReader:
                     yield record
 
     async def _refetched_events(
-        self, view: JournalView, offset: int, start: int, to: int
+        self, view: JournalView, offset: int, start: int, to: int, dropped: frozenset[int]
     ) -> AsyncIterator[EventRecord]:
         async for action_record in self._scanner.actions(
             view.key, view.partition, offset, view.tail.end
         ):
             append = action_record.action
-            if not isinstance(append, Append):
+            if not isinstance(append, Append) or action_record.offset in dropped:
                 continue
             if append.header.range.to < start:
                 continue

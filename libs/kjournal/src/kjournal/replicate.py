@@ -16,12 +16,12 @@ micro-batch, tests call it directly. Steps:
 A failure in any journal leaves `pointer2` where it was; the caller retries the slice and the
 head offsets make the retry skip what was already applied (docs/replication.md).
 
-Duplicates. In offset order, an appended event whose seqNr is not above the highest seqNr the
-journal already has (its head's, then the slice's) is a duplicate: it is dropped, so a resent or
-overlapping append can never store a seqNr twice or move the journal's seqNr back. A duplicate
-with the same content as the event kept (a retry) changes nothing; one with other content is a
-*conflict*: recorded in the store (its offsets and the kept event's), counted and logged, never
-applied. The read side applies the same rule (fold/head_info.py, read.py).
+Dropped appends. In offset order, each append is taken or dropped whole by the append rule
+(fold/append_rule.py), the rule the read side and the writer's outcome apply too. A dropped append
+is never applied. A replay (a retry: the same events as the journal holds) changes nothing; a
+refusal (its condition failed) was answered 412 to its writer; a conflict (an unconditional append
+over seqNrs the journal holds, with other content) was answered 409 and is also recorded in the
+store, one row per repeated event (its offset and the kept event's), counted and logged.
 
 Poison records. A record whose header or payload cannot be decoded is written to the quarantine
 table with its raw bytes and the reason; that flags its journal (reads of it fail loudly) and the
@@ -39,13 +39,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 
 from opentelemetry.trace import get_current_span
 
 from kjournal.errors import FormatError, InvalidInput
+from kjournal.fold.append_rule import Dropped, dropped_kind, takes
 from kjournal.fold.batch import Appends, DeleteBatch, fold_batches
+from kjournal.fold.head_info import HeadInfo
 from kjournal.fold.plan import InsertRows, Plan, Step, plan_append, plan_delete, plan_purge
 from kjournal.metrics import NOOP_METRICS, Metrics
 from kjournal.model import (
@@ -90,8 +92,10 @@ class ReplicationResult:
     events: int = 0  # journal rows written
     quarantined: int = 0  # undecodable records
     parked: int = 0  # records behind a quarantined one
-    duplicates: int = 0  # appended events dropped as duplicates (conflicts included)
-    conflicts: int = 0  # duplicates whose content differs from the event kept
+    dropped: int = 0  # appends the append rule dropped (replays, refusals, conflicts)
+    duplicates: int = 0  # their events
+    conflicts: int = 0  # dropped appends that were conflicts
+    refused: int = 0  # dropped appends whose condition failed
 
 
 def replicate_partition(
@@ -130,7 +134,7 @@ def replicate_partition(
     works = [
         _plan(journal, now, partition, store.segment_size, expiry_zone) for journal in journals
     ]
-    conflicts = _classify_duplicates(works, store, now)
+    conflicts = _classify_dropped(works, store, now)
     if conflicts:
         store.record_conflicts(conflicts)
     quarantine = [record for work in works for record in work.quarantine]
@@ -165,8 +169,10 @@ def replicate_partition(
         events=sum(work.events for work in works),
         quarantined=sum(work.quarantined for work in works),
         parked=len(quarantine) - sum(work.quarantined for work in works),
-        duplicates=sum(len(work.duplicates) for work in works),
-        conflicts=len(conflicts),
+        dropped=sum(len(work.dropped) for work in works),
+        duplicates=sum(work.dropped_events for work in works),
+        conflicts=sum(work.conflicts for work in works),
+        refused=sum(work.refused for work in works),
     )
     _record_metrics(metrics, result, time.perf_counter() - started, slice_, now)
     log.debug(
@@ -273,11 +279,14 @@ def _collect(
 
 
 @dataclass(frozen=True, slots=True)
-class _Duplicate:
-    """A dropped event, and the event the journal keeps for its seqNr if this slice has it."""
+class _DroppedAppend:
+    """An append the append rule drops: its events, and the journal's kept events of this slice
+    for the seqNrs it repeats (those not here are looked up in the store)."""
 
-    event: EventRecord
-    kept: EventRecord | None
+    events: tuple[EventRecord, ...]
+    expect: int | None
+    seq_nr: int  # the journal's seqNr when the append came (0: no journal)
+    kept: dict[int, EventRecord]
 
 
 @dataclass(slots=True)
@@ -286,11 +295,13 @@ class _Work:
     head: JournalHead | None = None  # as loaded, before this slice
     steps: list[Step] = field(default_factory=list)
     quarantine: list[QuarantinedRecord] = field(default_factory=list)
-    duplicates: list[_Duplicate] = field(default_factory=list)
+    dropped: list[_DroppedAppend] = field(default_factory=list)
     batches: int = 0
     events: int = 0
     quarantined: int = 0
     conflicts: int = 0
+    refused: int = 0
+    dropped_events: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +332,7 @@ def _plan(
         work.quarantine = _quarantined_records(journal, journal.cutoff, journal.error, now)
         work.quarantined = 0 if journal.error is None else 1
 
-    actions = _without_duplicates(journal.actions, head, decoded, work.duplicates)
+    actions = _taken(journal.actions, head, decoded, work.dropped)
     for batch in fold_batches(actions):
         position = PartitionOffset(partition, batch.offset)
         plan: Plan | None
@@ -362,41 +373,37 @@ def _plan(
     return work
 
 
-def _without_duplicates(
+def _taken(
     actions: list[ActionRecord],
     head: JournalHead | None,
     decoded: dict[int, _Decoded],
-    duplicates: list[_Duplicate],
+    dropped: list[_DroppedAppend],
 ) -> list[ActionRecord]:
-    """`actions` with every duplicate event dropped (see the module docstring): an append of
-    duplicates only is left out, one that repeats some seqNrs is trimmed to the others
-    (`decoded` follows). The dropped events are added to `duplicates`."""
+    """`actions` without the appends the append rule drops (fold/append_rule.py), folded in
+    offset order as the read side folds them; the dropped ones are added to `dropped`."""
     covered = -1 if head is None else head.partition_offset.offset
-    high = 0 if head is None else head.seq_nr
-    kept_here: dict[int, EventRecord] = {}  # this slice's kept events, by seqNr
+    info = HeadInfo.of_head(head)
+    kept_here: dict[int, EventRecord] = {}  # this slice's taken events, by seqNr
     result: list[ActionRecord] = []
     for record in actions:
         action = record.action
-        if record.offset > covered and isinstance(action, Purge):
-            high = 0
-            kept_here.clear()
-        elif record.offset > covered and isinstance(action, Append):
-            appended = decoded[record.offset]
-            fresh = [event for event in appended.events if event.seq_nr > high]
-            duplicates += [
-                _Duplicate(event, kept_here.get(event.seq_nr))
-                for event in appended.events
-                if event.seq_nr <= high
-            ]
-            if not fresh:
+        if record.offset <= covered:
+            result.append(record)  # the head covers it: planning skips it
+            continue
+        if isinstance(action, Append):
+            events = decoded[record.offset].events
+            if not takes(info.seq_nr, action.header.range.from_, action.header.expect):
+                seq_nr = info.seq_nr or 0
+                repeated: dict[int, EventRecord] = {
+                    e.seq_nr: kept_here[e.seq_nr] for e in events if e.seq_nr in kept_here
+                }
+                dropped.append(_DroppedAppend(events, action.header.expect, seq_nr, repeated))
+                info = info.apply(record)
                 continue
-            if len(fresh) < len(appended.events):
-                decoded[record.offset] = _Decoded(tuple(fresh), appended.expire_after)
-                trimmed = SeqRange(fresh[0].seq_nr, fresh[-1].seq_nr)
-                header = replace(action.header, range=trimmed)
-                record = ActionRecord(replace(action, header=header), record.partition_offset)
-            kept_here.update((event.seq_nr, event) for event in fresh)
-            high = fresh[-1].seq_nr
+            kept_here.update((event.seq_nr, event) for event in events)
+        elif isinstance(action, Purge):
+            kept_here.clear()
+        info = info.apply(record)
         result.append(record)
     return result
 
@@ -411,64 +418,60 @@ def _same_content(a: EventRecord, b: EventRecord) -> bool:
     )
 
 
-def _classify_duplicates(
-    works: list[_Work], store: ReplicatedStore, now: datetime
-) -> list[Conflict]:
-    """Compare each dropped event with the one kept (from this slice, else from the store) and
-    return the conflicts; log and count both kinds. A dropped event whose kept counterpart is
-    no longer stored (deleted since) cannot be compared: it counts as identical."""
+def _classify_dropped(works: list[_Work], store: ReplicatedStore, now: datetime) -> list[Conflict]:
+    """Sort each dropped append into replay, refusal or conflict (fold/append_rule.py) by
+    comparing it with the events the journal keeps (from this slice, else from the store), and
+    return the conflicts' rows. A repeated event whose kept counterpart is no longer stored
+    (deleted since) cannot be compared: it counts as identical."""
     conflicts: list[Conflict] = []
     for work in works:
-        if not work.duplicates:
+        if not work.dropped:
             continue
-        missing = {d.event.seq_nr for d in work.duplicates if d.kept is None}
+        missing = {
+            e.seq_nr
+            for d in work.dropped
+            for e in d.events
+            if e.seq_nr <= d.seq_nr and e.seq_nr not in d.kept
+        }
         stored = (
             store.stored_events(work.key, work.head, missing)
             if missing and work.head is not None
             else {}
         )
-        differing: list[_Duplicate] = []
-        for duplicate in work.duplicates:
-            kept = duplicate.kept or stored.get(duplicate.event.seq_nr)
-            if kept is not None and not _same_content(kept, duplicate.event):
-                differing.append(_Duplicate(duplicate.event, kept))
-                conflicts.append(
-                    Conflict(
-                        topic=work.key.topic,
-                        id=work.key.id,
-                        seq_nr=duplicate.event.seq_nr,
-                        dropped=duplicate.event.partition_offset,
-                        kept=kept.partition_offset,
-                        detected_at=now,
-                    )
+        for dropped in work.dropped:
+            kept = [(e, dropped.kept.get(e.seq_nr) or stored.get(e.seq_nr)) for e in dropped.events]
+            identical = dropped.events[-1].seq_nr <= dropped.seq_nr and all(
+                other is None or _same_content(event, other) for event, other in kept
+            )
+            kind = dropped_kind(identical, dropped.expect)
+            work.dropped_events += len(dropped.events)
+            if kind is Dropped.REFUSED:
+                work.refused += 1
+            if kind is not Dropped.CONFLICT:
+                continue
+            rows = [
+                Conflict(
+                    topic=work.key.topic,
+                    id=work.key.id,
+                    seq_nr=event.seq_nr,
+                    dropped=event.partition_offset,
+                    kept=other.partition_offset,
+                    detected_at=now,
                 )
-        work.conflicts = len(differing)
-        _log_duplicates(work.key, work.duplicates, differing)
+                for event, other in kept
+                if other is not None
+            ]
+            conflicts += rows
+            work.conflicts += 1
+            log.warning(
+                "journal %s: the append at offset %d repeats seqNr %s of a journal at seqNr %d "
+                "with other content; it is dropped and recorded as a conflict",
+                work.key,
+                dropped.events[0].partition_offset.offset,
+                SeqRange(dropped.events[0].seq_nr, dropped.events[-1].seq_nr),
+                dropped.seq_nr,
+            )
     return conflicts
-
-
-def _log_duplicates(key: Key, duplicates: list[_Duplicate], differing: list[_Duplicate]) -> None:
-    by_offset: dict[int, list[_Duplicate]] = {}
-    for duplicate in differing:
-        by_offset.setdefault(duplicate.event.partition_offset.offset, []).append(duplicate)
-    for offset, dropped in by_offset.items():
-        kept_at = sorted({d.kept.partition_offset.offset for d in dropped if d.kept is not None})
-        log.warning(
-            "journal %s: the append at offset %d repeats seqNr %s with other content than "
-            "offset %s; the first is kept, the repeat dropped and recorded as a conflict",
-            key,
-            offset,
-            SeqRange(dropped[0].event.seq_nr, dropped[-1].event.seq_nr),
-            ", ".join(map(str, kept_at)),
-        )
-    if len(duplicates) > len(differing):
-        offsets = sorted({d.event.partition_offset.offset for d in duplicates})
-        log.debug(
-            "journal %s: dropped %d repeated event(s) at offsets %s",
-            key,
-            len(duplicates) - len(differing),
-            offsets,
-        )
 
 
 def _decode(record: ActionRecord, action: Append) -> _Decoded | str:
@@ -598,11 +601,15 @@ def _record_metrics(
     metrics.increment("kjournal_replicator_ignored_records_total", result.ignored, topic=topic)
     metrics.increment("kjournal_replicator_batches_total", result.batches, topic=topic)
     metrics.increment("kjournal_replicator_events_total", result.events, topic=topic)
-    identical = result.duplicates - result.conflicts
-    for kind, count in (("identical", identical), ("conflicting", result.conflicts)):
+    replays = result.dropped - result.conflicts - result.refused
+    for kind, count in (
+        ("replay", replays),
+        ("refused", result.refused),
+        ("conflict", result.conflicts),
+    ):
         if count:
             metrics.increment(
-                "kjournal_replicator_duplicate_events_total", count, topic=topic, kind=kind
+                "kjournal_replicator_dropped_appends_total", count, topic=topic, kind=kind
             )
     for kind, count in (("poison", result.quarantined), ("parked", result.parked)):
         if count:

@@ -5,8 +5,10 @@ The fold replays the tail's action headers with the replicator's own head rules
 Cassandra will hold once replication has caught up. It needs headers only, so it is known before
 the first event is emitted.
 
-Duplicates (docs/replication.md §4): in offset order, an appended event whose seqNr is not above
-the highest seqNr the journal already has is dropped, so the journal's seqNr never goes back.
+Appends are taken or dropped whole by the append rule (fold/append_rule.py), the one the
+replicator applies: a dropped append changes nothing and its offset is listed in `dropped`, so
+reads skip its events. Actions the head already covers (at or below its offset: the replicator
+wrote the head before moving pointer2) are not folded again.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from kjournal.fold.append_rule import takes
 from kjournal.model import (
     ActionRecord,
     Append,
@@ -34,8 +37,8 @@ class HeadInfo:
     purged_at: the offset of the tail's last effective purge: Cassandra's events and the tail's
         appends before it are gone (None: no purge in the tail).
     appends, actions: how many appends and actions of this journal are still only in Kafka.
-    duplicates: how many of those appends repeat seqNrs the journal already has (wholly or in
-        part); their repeated events are dropped.
+    duplicates: how many of those appends the append rule drops (replays, refusals, conflicts).
+    dropped: their offsets, in order.
     first_offset: the offset of the first of them, None if there are none.
     """
 
@@ -47,6 +50,7 @@ class HeadInfo:
     actions: int = 0
     duplicates: int = 0
     first_offset: int | None = None
+    dropped: tuple[int, ...] = ()
 
     @property
     def exists(self) -> bool:
@@ -66,7 +70,15 @@ class HeadInfo:
             first_offset=record.offset if self.first_offset is None else self.first_offset,
         )
         if isinstance(action, Append):
-            return counted._append(action.header.range.from_, action.header.range.to)
+            header = action.header
+            if not takes(self.seq_nr, header.range.from_, header.expect):
+                return replace(
+                    counted,
+                    appends=self.appends + 1,
+                    duplicates=self.duplicates + 1,
+                    dropped=(*self.dropped, record.offset),
+                )
+            return counted._append(header.range.from_, header.range.to)
         if isinstance(action, Delete):
             return counted._delete(action.header.to)
         if isinstance(action, Purge):
@@ -75,6 +87,7 @@ class HeadInfo:
         return counted
 
     def _append(self, first: SeqNr, last: SeqNr) -> HeadInfo:
+        """A taken append."""
         if self.seq_nr is None:
             delete_to = SeqNr(first - 1) if first > 1 else None
             return replace(
@@ -83,13 +96,6 @@ class HeadInfo:
                 delete_to=delete_to,
                 hide_to=max(self.hide_to, delete_to or 0),
                 appends=self.appends + 1,
-            )
-        if first <= self.seq_nr:
-            return replace(
-                self,
-                seq_nr=SeqNr(max(self.seq_nr, last)),
-                appends=self.appends + 1,
-                duplicates=self.duplicates + 1,
             )
         return replace(self, seq_nr=last, appends=self.appends + 1)
 
@@ -112,6 +118,9 @@ class HeadInfo:
 def fold_head_info(head: JournalHead | None, tail: Iterable[ActionRecord]) -> HeadInfo:
     """Fold `tail` (this journal's unreplicated actions, in offset order) onto `head`."""
     info = HeadInfo.of_head(head)
+    covered = -1 if head is None else head.partition_offset.offset
     for record in tail:
+        if record.offset <= covered:
+            continue  # already in the head
         info = info.apply(record)
     return info

@@ -29,6 +29,9 @@ class AppendHeader:
     metadata: HeaderMetadata = field(default_factory=HeaderMetadata)
     origin: str | None = None
     version: str | None = None
+    # The append's condition (kjournal's own; the Scala library ignores it): None, or the seqNr
+    # the journal must have, 0 for "must not exist" (fold/append_rule.py).
+    expect: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@
     {"purge":{"origin":"host"}}
     {"mark":{"id":"uuid","origin":"host"}}
 
-`origin` and `version` are omitted when absent. Reading tries append, mark, delete, purge in that
+`origin` and `version` are omitted when absent. An append's condition, kjournal's own, is
+`"expectedSeqNr"` (omitted when the append has none; the Scala library ignores the field). Reading tries append, mark, delete, purge in that
 order and takes the first whose value is a JSON object; a header naming none of them (a future
 action kind, or not an object at all) reads as None so that old readers skip it.
 """
@@ -49,6 +50,8 @@ def encode_action_header(header: ActionHeader) -> bytes:
         _put_origin_version(body, header.origin, header.version)
         body["payloadType"] = header.payload_type.value
         body["metadata"] = header_metadata_to_value(header.metadata)
+        if header.expect is not None:
+            body["expectedSeqNr"] = header.expect
         name = "append"
     elif isinstance(header, MarkHeader):
         body = {"id": header.id}
@@ -105,7 +108,17 @@ def _read_append(body: dict[str, JsonValue]) -> AppendHeader:
         ),
         origin=_optional_str(body, "origin"),
         version=_optional_str(body, "version"),
+        expect=_expect(body),
     )
+
+
+def _expect(body: dict[str, JsonValue]) -> int | None:
+    """The append's condition: absent (None), 0 or a seqNr."""
+    value = body.get("expectedSeqNr")
+    if value is None:
+        return None
+    expect = json_text.read_long(value, "expectedSeqNr")
+    return 0 if expect == 0 else seq_nr(expect)
 
 
 def _read_mark(body: dict[str, JsonValue]) -> MarkHeader:

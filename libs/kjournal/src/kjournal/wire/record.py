@@ -153,8 +153,10 @@ def append_action(
     headers: Mapping[str, str] | None = None,
     origin: str | None = None,
     version: str | None = None,
+    expect: int | None = None,
 ) -> Append:
-    """Build an Append: encode the events and fill in its header (range, payloadType, metadata).
+    """Build an Append: encode the events and fill in its header (range, payloadType, metadata,
+    the condition `expect`: see fold/append_rule.py).
 
     `metadata.header` goes into the `journal.action` header; `metadata.payload` into the value.
     The payload half may come with `events.metadata` instead; if both are non-empty they must
@@ -178,6 +180,7 @@ def append_action(
         metadata=header_metadata,
         origin=origin,
         version=version,
+        expect=expect,
     )
     return Append(key, timestamp, header, payload, dict(headers) if headers else {})
 
