@@ -53,6 +53,11 @@ spec:
               value: "0.0.0.0"
             - name: KJOURNAL_HTTP__PORT
               value: "8080"
+            {{- if eq .component "writer" }}
+            # Each append's outcome comes from the reader before the writer answers it.
+            - name: KJOURNAL_READER__URL
+              value: {{ printf "http://%s:%v" (include "kjournal.componentName" (dict "root" .root "component" "reader")) .root.Values.reader.service.port | quote }}
+            {{- end }}
             {{- with include "kjournal.settingsEnv" . | trim }}{{ . | nindent 12 }}{{- end }}
             {{- with include "kjournal.kafkaSecretEnv" . | trim }}{{ . | nindent 12 }}{{- end }}
             {{- if .cassandra }}

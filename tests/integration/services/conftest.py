@@ -64,11 +64,18 @@ def reader_settings(platform: Endpoints, keyspace: str) -> dict[str, str]:
     }
 
 
+def reader_link(reader: RunningService) -> dict[str, str]:
+    """A writer's link to the reader it asks for each append's outcome."""
+    return {"KJOURNAL_READER__URL": reader.url}
+
+
 @pytest.fixture(scope="session")
-def writer(platform: Endpoints, service_logs: Path) -> Iterator[RunningService]:
+def writer(
+    platform: Endpoints, reader: RunningService, service_logs: Path
+) -> Iterator[RunningService]:
     service = start_service(
         "kjournal_writer",
-        {**kafka_settings(platform), **writer_limits()},
+        {**kafka_settings(platform), **writer_limits(), **reader_link(reader)},
         service_logs,
         ready_path="/readyz",
     )
@@ -110,12 +117,20 @@ def issuer(tmp_path_factory: pytest.TempPathFactory) -> DevIssuer:
 
 @pytest.fixture(scope="session")
 def secured_writer(
-    platform: Endpoints, issuer: DevIssuer, service_logs: Path
+    platform: Endpoints,
+    issuer: DevIssuer,
+    secured_reader: RunningService,
+    service_logs: Path,
 ) -> Iterator[RunningService]:
-    """A writer with authentication on (KJOURNAL_AUTH__*)."""
+    """A writer with authentication on (KJOURNAL_AUTH__*), asking the secured reader."""
     service = start_service(
         "kjournal_writer",
-        {**writer_limits(), **kafka_settings(platform), **issuer.service_env()},
+        {
+            **writer_limits(),
+            **kafka_settings(platform),
+            **issuer.service_env(),
+            **reader_link(secured_reader),
+        },
         service_logs,
     )
     yield service

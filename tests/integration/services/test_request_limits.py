@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from kjournal_dev.platform import Endpoints
 
-from tests.integration.services.conftest import kafka_settings
+from tests.integration.services.conftest import kafka_settings, reader_link
 from tests.integration.services.support import RunningService, end_offsets, start_service
 
 pytestmark = [pytest.mark.kafka]
@@ -24,11 +24,14 @@ BODY = json.dumps({"events": [{"seqNr": 1, "payload": {"a": 1}}]}).encode()
 
 
 @pytest.fixture(scope="module")
-def strict_writer(platform: Endpoints, service_logs: Path) -> Iterator[RunningService]:
+def strict_writer(
+    platform: Endpoints, reader: RunningService, service_logs: Path
+) -> Iterator[RunningService]:
     service = start_service(
         "kjournal_writer",
         {
             **kafka_settings(platform),
+            **reader_link(reader),
             "KJOURNAL_HTTP__MAX_HEAD_BYTES": "4096",
             "KJOURNAL_HTTP__MAX_HEADER_COUNT": "20",
             "KJOURNAL_HTTP__HEADER_TIMEOUT_S": str(TIMEOUT_S),

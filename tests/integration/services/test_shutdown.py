@@ -15,8 +15,8 @@ import httpx
 import pytest
 from kjournal_dev.platform import Endpoints
 
-from tests.integration.services.conftest import kafka_settings
-from tests.integration.services.support import end_offsets, start_service
+from tests.integration.services.conftest import kafka_settings, reader_link
+from tests.integration.services.support import RunningService, end_offsets, start_service
 
 pytestmark = [pytest.mark.kafka]
 
@@ -38,11 +38,11 @@ def _wait_until_in_flight(url: str, count: int, timeout_s: float = 20.0) -> None
 
 
 def test_in_flight_appends_finish_before_the_writer_exits(
-    platform: Endpoints, topic: str, tmp_path: Path
+    platform: Endpoints, reader: RunningService, topic: str, tmp_path: Path
 ):
     writer = start_service(
         "kjournal_writer",
-        {**kafka_settings(platform), "KJOURNAL_KAFKA__LINGER_MS": "3000"},
+        {**kafka_settings(platform), **reader_link(reader), "KJOURNAL_KAFKA__LINGER_MS": "3000"},
         tmp_path,
         ready_path="/readyz",
     )

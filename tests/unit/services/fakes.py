@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 from kjournal.errors import KJournalError
@@ -24,15 +25,28 @@ class FakeJournal:
         self._records = records
         self._fail_at = fail_at
         self._error = error or KJournalError("boom")
+        self.expects: list[int | None] = []
+
+    async def view(self) -> SimpleNamespace:
+        """What the reader's routes take from a view: the journal's seqNr (its ETag)."""
+        return SimpleNamespace(info=SimpleNamespace(seq_nr=len(self._records) or None))
+
+    def events(
+        self, view: object, from_: int = 1, to: int = 2**63 - 1, limit: int | None = None
+    ) -> AsyncIterator[EventRecord]:
+        return self.read(from_, to, limit)
 
     async def append(
         self,
         events: Sequence[Event] | Events,
         metadata: RecordMetadata | None = None,
         headers: Mapping[str, str] | None = None,
+        *,
+        expect: int | None = None,
     ) -> AppendResult:
         assert isinstance(events, Events)
         self.calls.append(("append", (events, metadata, headers)))
+        self.expects.append(expect)
         return AppendResult(PartitionOffset(0, len(self.calls)), events.range, datetime.now(UTC))
 
     async def delete(self, to: int) -> PartitionOffset:

@@ -55,6 +55,8 @@ OWNED: dict[str, str] = {
     "KJOURNAL_AUTH__JWKS_FILE": "`auth.jwksSecret`: its key `key`, mounted as a file",
     "KJOURNAL_SPARK__MASTER": "`replicator.mode` (and `replicator.local.threads`)",
     "KJOURNAL_SPARK__CHECKPOINT_LOCATION": "`replicator.checkpoint` (a PVC, or `uri`)",
+    "KJOURNAL_READER__URL": "the writer asks the release's reader Service "
+    "(`http://<release>-reader:<reader.service.port>`)",
 }
 # Rendered by the chart from the value merged with its own entries (the Spark on Kubernetes conf).
 MERGED = frozenset({"KJOURNAL_SPARK__CONF"})

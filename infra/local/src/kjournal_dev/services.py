@@ -111,6 +111,7 @@ def _writer_env(config: DevConfig, home: Path) -> dict[str, str]:
     return {
         **_common_env(config),
         "KJOURNAL_HTTP__PORT": str(config.writer_port),
+        "KJOURNAL_READER__URL": f"http://{config.host}:{config.reader_port}",
         **_auth_env(config),
         **_credentials_env(config, KAFKA_WRITER, None),
     }

@@ -16,6 +16,9 @@ KJournalError
 │   ├── PayloadFormatError       an Append record value that is not a valid container
 │   └── DataIntegrityError       a stored row that contradicts itself or its journal
 ├── JournalNotFound              no such journal
+├── AppendRefused                the journal's rules drop this append: nothing of it is ever read
+│   ├── AppendConflict           seqNrs the journal holds, with other content (HTTP 409)
+│   └── ConditionFailed          its If-Match / If-None-Match did not hold (HTTP 412)
 ├── JournalQuarantined           a record of this journal was quarantined (topic, partition, offset)
 ├── TopicRepartitioned           the journal's key maps to another partition than its head's
 ├── PartitionCountChanged        a topic's partition count changed while it was being tailed
@@ -113,6 +116,45 @@ class DataIntegrityError(FormatError):
 
 class JournalNotFound(KJournalError):
     pass
+
+
+class AppendRefused(KJournalError):
+    """The append is in Kafka but the append rule drops it (docs/concurrency.md): no reader will
+    ever return it. `seq_nr` is the journal's seqNr it met (0: the journal did not exist)."""
+
+    def __init__(self, topic: str, id: str, seq_nr: int, detail: str) -> None:
+        super().__init__(detail)
+        self.topic = topic
+        self.id = id
+        self.seq_nr = seq_nr
+
+
+class AppendConflict(AppendRefused):
+    """An unconditional append of seqNrs the journal already holds, with other content."""
+
+    def __init__(self, topic: str, id: str, seq_nr: int) -> None:
+        super().__init__(
+            topic,
+            id,
+            seq_nr,
+            f"journal {topic}:{id} is at seqNr {seq_nr}: the append repeats seqNrs it holds "
+            "with other content, and was dropped",
+        )
+
+
+class ConditionFailed(AppendRefused):
+    """A conditional append whose condition did not hold when it reached the journal."""
+
+    def __init__(self, topic: str, id: str, seq_nr: int, expected: int) -> None:
+        wanted = "not to exist" if expected == 0 else f"to be at seqNr {expected}"
+        found = "did not exist" if seq_nr == 0 else f"was at seqNr {seq_nr}"
+        super().__init__(
+            topic,
+            id,
+            seq_nr,
+            f"journal {topic}:{id} {found}; the append expected it {wanted}, and was dropped",
+        )
+        self.expected = expected
 
 
 class JournalQuarantined(KJournalError):
@@ -219,8 +261,9 @@ class DeadlineExceeded(KJournalError):
 
 
 class OutcomeUnknown(DeadlineExceeded):
-    """The broker did not acknowledge an action in time: it may be written later, or never.
-    Resending an append is safe (a copy that lands twice is dropped as a duplicate)."""
+    """The broker did not acknowledge an action in time (it may be written later, or never), or
+    an append's outcome could not be learned. Resending the same append is safe: it is answered
+    as a replay if the first copy was taken, as a conflict or refusal if it was not."""
 
 
 class SliceTimeout(DeadlineExceeded):

@@ -6,7 +6,8 @@
         async for record in journal.read():
             ...
 
-Without an `eventual` reader the journals can only write (the writer service has no Cassandra).
+Without an `eventual` reader the journals read nothing, and learn each append's outcome from
+`outcomes` (the writer service asks the reader service: it has no Cassandra).
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from types import TracebackType
 
 from opentelemetry.util.types import AttributeValue
 
-from kjournal.errors import ReadsNotConfigured, WritesNotConfigured
+from kjournal.errors import (
+    AppendConflict,
+    ConditionFailed,
+    InvalidSeqNr,
+    ReadsNotConfigured,
+    WritesNotConfigured,
+)
 from kjournal.fold.head_info import HeadInfo
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.producer import ActionProducer
@@ -33,6 +40,7 @@ from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.model import (
     SEQ_NR_MAX,
+    AppendOutcome,
     AppendResult,
     Delete,
     DeleteHeader,
@@ -43,15 +51,18 @@ from kjournal.model import (
     Key,
     Mark,
     MarkHeader,
+    Outcome,
     PartitionOffset,
     Purge,
     PurgeHeader,
     RecordMetadata,
     SeqNr,
+    SeqRange,
     seq_nr,
 )
 from kjournal.model.replication import TopicReplication
-from kjournal.ports import EventualReader
+from kjournal.outcome import LocalOutcomes
+from kjournal.ports import AppendOutcomes, EventualReader
 from kjournal.read import JournalReader, JournalView
 from kjournal.replication_status import replication_status
 from kjournal.tracing import conventions as sem
@@ -67,10 +78,10 @@ def _library_version() -> str:
 
 
 HOST_NAME = socket.gethostname()
+"""The default `origin` written into action headers (the Scala library writes the host too)."""
 
 ENCODE_IN_THREAD_EVENTS = 500
 """Appends of more events are encoded off the event loop (~5 ms of encoding on the loop at most)."""
-"""The default `origin` written into action headers (the Scala library writes the host too)."""
 
 
 class Journals:
@@ -81,6 +92,8 @@ class Journals:
     writes: whether to open a producer (a reader with read-only Kafka rights passes False).
     consumer_pool, tail_cache: the read side's Kafka consumers (defaults when None).
     origin: written into every action header (None: none).
+    outcomes: where an append's outcome is learned before `append` returns (docs/concurrency.md);
+        default: this Journals' own reads. Without either, appends raise WritesNotConfigured.
     """
 
     def __init__(
@@ -93,6 +106,7 @@ class Journals:
         tail_cache: TailCacheSettings | None = None,
         origin: str | None = HOST_NAME,
         metrics: Metrics | None = None,
+        outcomes: AppendOutcomes | None = None,
     ) -> None:
         self.kafka = kafka
         self.consumer_pool_settings = consumer_pool or ConsumerPoolSettings()
@@ -106,6 +120,7 @@ class Journals:
         self._topics: TopicPartitions | None = None
         self._scanner: KafkaTailScanner | None = None
         self._reader: JournalReader | None = None
+        self._outcomes = outcomes
         self.tail_cache: TailCache | None = None
         self.version = _library_version()
 
@@ -135,6 +150,8 @@ class Journals:
                 TailCache(self.kafka, self.tail_cache_settings, eventual, topics, self._metrics)
             )
         self._reader = JournalReader(eventual, scanner, scanner, self.tail_cache, self._metrics)
+        if self._outcomes is None:
+            self._outcomes = LocalOutcomes(self._reader)
 
     async def __aexit__(
         self,
@@ -164,6 +181,14 @@ class Journals:
         return self._producer
 
     @property
+    def outcomes(self) -> AppendOutcomes:
+        if self._outcomes is None:
+            raise WritesNotConfigured(
+                "appends need their outcome: open Journals with an eventual reader or `outcomes`"
+            )
+        return self._outcomes
+
+    @property
     def reader(self) -> JournalReader:
         if self._reader is None:
             raise ReadsNotConfigured("reads need an eventual reader (Cassandra)")
@@ -184,6 +209,35 @@ class Journals:
         )
 
 
+def _check_condition(expect: int | None, appended: Events) -> None:
+    if expect is None or expect == 0:
+        return
+    if expect < 0 or expect >= SEQ_NR_MAX:
+        raise InvalidSeqNr(f"an expected seqNr is 0 (no journal) or 1..{SEQ_NR_MAX - 1}")
+    if appended.range.from_ != expect + 1:
+        raise InvalidSeqNr(
+            f"an append expecting the journal at seqNr {expect} starts at seqNr {expect + 1}, "
+            f"not {appended.range.from_}"
+        )
+
+
+def _append_result(key: Key, range_: SeqRange, outcome: AppendOutcome) -> AppendResult:
+    """The result of an append the journal took or replayed; the error of one it dropped."""
+    kind = outcome.outcome
+    if kind is Outcome.TAKEN or kind is Outcome.REPLAY:
+        return AppendResult(
+            outcome.position,
+            range_,
+            outcome.timestamp,
+            replay=kind is Outcome.REPLAY,
+            seq_nr=SeqNr(outcome.seq_nr),
+        )
+    if kind is Outcome.REFUSED:
+        assert outcome.expected is not None
+        raise ConditionFailed(key.topic, key.id, outcome.seq_nr, outcome.expected)
+    raise AppendConflict(key.topic, key.id, outcome.seq_nr)
+
+
 class Journal:
     def __init__(self, journals: Journals, key: Key) -> None:
         self._journals = journals
@@ -198,14 +252,24 @@ class Journal:
         events: Sequence[Event] | Events,
         metadata: RecordMetadata | None = None,
         headers: Mapping[str, str] | None = None,
+        *,
+        expect: int | None = None,
     ) -> AppendResult:
-        """Append events atomically (one record); returns once the broker acknowledged it.
+        """Append events atomically (one record); returns once the append is in the journal.
+
+        `expect`: a condition (None: none; 0: the journal must not exist; p: it must be at seqNr
+        p, and the events start at p + 1). The record is produced, then its outcome learned
+        (docs/concurrency.md): a taken append returns its position; an identical retry of an
+        append the journal holds returns the copy's position with `replay`; otherwise
+        AppendConflict or ConditionFailed, and no reader will ever return the events.
 
         A large append is encoded in a worker thread: a loop serving others is never held up for
         long (encoding runs event by event, releasing the interpreter lock in between).
         """
         metadata = metadata or RecordMetadata()
         appended = events if isinstance(events, Events) else Events(tuple(events), metadata.payload)
+        _check_condition(expect, appended)
+        outcomes = self._journals.outcomes
         timestamp = datetime.now(UTC)
         action = append_action(
             self.key,
@@ -215,6 +279,7 @@ class Journal:
             headers,
             origin=self._origin,
             version=self._journals.version,
+            expect=expect,
         )
         if len(appended.events) > ENCODE_IN_THREAD_EVENTS:
             record = await asyncio.to_thread(encode_action, action)
@@ -229,7 +294,8 @@ class Journal:
                 sem.EVENTS: len(appended.events),
             }
         position = await self._journals.producer.send(record, attributes)
-        return AppendResult(position, appended.range, timestamp)
+        outcome = await outcomes.outcome(self.key, position.offset)
+        return _append_result(self.key, appended.range, outcome)
 
     async def read(
         self, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
@@ -239,6 +305,19 @@ class Journal:
         seq_nr(to)
         async for record in self._journals.reader.read(self.key, from_, to, limit):
             yield record
+
+    def events(
+        self, view: JournalView, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
+    ) -> AsyncIterator[EventRecord]:
+        """The events of the journal as `view` saw it (a read of `view()` then `events`, so a
+        caller can answer with the view's seqNr, its ETag, before streaming)."""
+        seq_nr(from_)
+        seq_nr(to)
+        return self._journals.reader.events(view, from_, to, limit)
+
+    async def outcome(self, offset: int) -> AppendOutcome:
+        """What the append rule made of this journal's append at `offset` (docs/concurrency.md)."""
+        return await self._journals.outcomes.outcome(self.key, offset)
 
     async def view(self) -> JournalView:
         """The journal as a read starting now sees it (what `read`, `pointer` and `status` use)."""

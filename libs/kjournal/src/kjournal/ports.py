@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator, Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.model import AppendOutcome, EventRecord, Key, SeqNr
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
@@ -113,4 +113,13 @@ class ReplicatedStore(Protocol):
 
         -1 if its quarantined records are all in other partitions (nothing of it is applied).
         """
+        ...
+
+
+class AppendOutcomes(Protocol):
+    """Where a writer learns what the append rule made of its append (docs/concurrency.md): the
+    reader, in process (`kjournal.outcome.LocalOutcomes`) or over HTTP (the writer service)."""
+
+    async def outcome(self, key: Key, offset: int) -> AppendOutcome:
+        """The outcome of the journal's append at `offset` of its partition."""
         ...

@@ -27,6 +27,7 @@ from kjournal.fold.head_info import HeadInfo, fold_head_info
 from kjournal.metrics import NOOP_METRICS, Metrics
 from kjournal.model import (
     SEQ_NR_MAX,
+    ActionRecord,
     Append,
     EventRecord,
     Key,
@@ -121,6 +122,10 @@ class JournalReader:
         self._scanner = scanner
         self._cache = cache
 
+    async def partition(self, key: Key) -> int:
+        """The partition the journal lives in."""
+        return await self._offsets.partition(key)
+
     async def view(self, key: Key) -> JournalView:
         partition = await self._offsets.partition(key)
         end, pointer2 = await asyncio.gather(
@@ -131,14 +136,20 @@ class JournalReader:
                 partition,
                 self._metrics,
             ),
-            _phase(
-                "pointer2",
-                self._eventual.pointer2(key.topic, partition),
-                key,
-                partition,
-                self._metrics,
-            ),
+            self.pointer2(key, partition),
         )
+        return await self.view_at(key, partition, end, pointer2)
+
+    async def pointer2(self, key: Key, partition: int) -> int | None:
+        """The partition's pointer2 (what Cassandra holds of it)."""
+        return await _phase(
+            "pointer2", self._eventual.pointer2(key.topic, partition), key, partition, self._metrics
+        )
+
+    async def view_at(
+        self, key: Key, partition: int, end: int, pointer2: int | None
+    ) -> JournalView:
+        """The journal as of offset `end` (exclusive) of its partition, `pointer2` read first."""
         started = time.perf_counter()
         with span("head", attributes={sem.JOURNAL_ID: key.id}):
             head, quarantined = await asyncio.gather(
@@ -164,6 +175,12 @@ class JournalReader:
                     _pending(tail_span, head, tail, info)
             self._metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="tail")
         return JournalView(key, partition, end, pointer2, head, tail, info)
+
+    def actions(
+        self, key: Key, partition: int, start: int, end: int
+    ) -> AsyncIterator[ActionRecord]:
+        """The journal's actions at offsets [start, end), read from Kafka, payloads included."""
+        return self._scanner.actions(key, partition, start, end)
 
     async def _tail(
         self, key: Key, partition: int, start: int, end: int, tail_span: Span | None = None

@@ -45,7 +45,7 @@ from datetime import UTC, datetime, tzinfo
 from opentelemetry.trace import get_current_span
 
 from kjournal.errors import FormatError, InvalidInput
-from kjournal.fold.append_rule import Dropped, dropped_kind, takes
+from kjournal.fold.append_rule import Dropped, dropped_kind, same_content, takes
 from kjournal.fold.batch import Appends, DeleteBatch, fold_batches
 from kjournal.fold.head_info import HeadInfo
 from kjournal.fold.plan import InsertRows, Plan, Step, plan_append, plan_delete, plan_purge
@@ -408,16 +408,6 @@ def _taken(
     return result
 
 
-def _same_content(a: EventRecord, b: EventRecord) -> bool:
-    """What a client's retry repeats: the event, its metadata and its headers."""
-    return (
-        a.event.payload == b.event.payload
-        and a.event.tags == b.event.tags
-        and a.metadata == b.metadata
-        and dict(a.headers) == dict(b.headers)
-    )
-
-
 def _classify_dropped(works: list[_Work], store: ReplicatedStore, now: datetime) -> list[Conflict]:
     """Sort each dropped append into replay, refusal or conflict (fold/append_rule.py) by
     comparing it with the events the journal keeps (from this slice, else from the store), and
@@ -441,7 +431,7 @@ def _classify_dropped(works: list[_Work], store: ReplicatedStore, now: datetime)
         for dropped in work.dropped:
             kept = [(e, dropped.kept.get(e.seq_nr) or stored.get(e.seq_nr)) for e in dropped.events]
             identical = dropped.events[-1].seq_nr <= dropped.seq_nr and all(
-                other is None or _same_content(event, other) for event, other in kept
+                other is None or same_content(event, other) for event, other in kept
             )
             kind = dropped_kind(identical, dropped.expect)
             work.dropped_events += len(dropped.events)

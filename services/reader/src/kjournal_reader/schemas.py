@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Query
+from fastapi import Path, Query
 from kjournal.api.schemas import (
     EventOut,
     JournalIdOut,
@@ -21,6 +21,7 @@ __all__ = [
     "JournalIdOut",
     "JournalStatusOut",
     "LimitQuery",
+    "OffsetPath",
     "PointerOut",
     "ReplicationOut",
     "ToQuery",
@@ -31,3 +32,6 @@ FromQuery = Annotated[
 ]
 ToQuery = Annotated[int, Query(ge=1, le=SEQ_NR_MAX, description="last seqNr to return")]
 LimitQuery = Annotated[int | None, Query(ge=1, description="return at most this many events")]
+OffsetPath = Annotated[
+    int, Path(ge=0, le=2**63 - 1, description="the Kafka offset of the journal's append")
+]

@@ -1,8 +1,8 @@
 """`create_app(settings)`: the writer's FastAPI application.
 
-The lifespan opens a write-only `Journals` (Kafka producer; no Cassandra at all) and closes it on
-shutdown, after uvicorn has let in-flight requests finish, so every acknowledged append was
-acknowledged by Kafka first.
+The lifespan opens a write-only `Journals` (Kafka producer; no Cassandra at all) that learns each
+append's outcome from the reader (`ReaderOutcomes`), and closes both on shutdown, after uvicorn
+has let in-flight requests finish, so every acknowledged append was taken by the journal first.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from typing import Any
 
 from fastapi import FastAPI
 from kjournal.api.schemas import AppendRequest, MarkRequest
+from kjournal.errors import NotConfigured
 from kjournal.journal import Journals
 from kjournal_service.app import environment_app, service_app
 from kjournal_service.dependency_watch import DependencyWatch
 from kjournal_service.health import health_router, kafka_check
 
+from kjournal_writer.outcomes import ReaderOutcomes
 from kjournal_writer.routes import journals
 from kjournal_writer.settings import Settings, WriterHttpSettings
 
@@ -34,9 +36,20 @@ Journal ids are percent-encoded path segments; topics must start with the config
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
+    if not settings.reader.url:
+        raise NotConfigured(
+            "KJOURNAL_READER__URL is not set: the writer answers an append only once the reader "
+            "has told it the append's outcome (docs/concurrency.md)"
+        )
     async with AsyncExitStack() as stack:
+        outcomes = await stack.enter_async_context(ReaderOutcomes(settings.reader))
         journals = app.state.journals = await stack.enter_async_context(
-            Journals(settings.kafka, origin=settings.origin, metrics=app.state.metrics)
+            Journals(
+                settings.kafka,
+                origin=settings.origin,
+                metrics=app.state.metrics,
+                outcomes=outcomes,
+            )
         )
         await stack.enter_async_context(
             DependencyWatch(

@@ -5,7 +5,7 @@
     KJOURNAL_HTTP__PORT=8081
 
 The writer has Kafka rights only: there is no Cassandra section, and `KJOURNAL_CASSANDRA__*`
-variables are ignored. docs/configuration.md lists every variable.
+variables are ignored. It learns each append's outcome from the reader (`KJOURNAL_READER__URL`). docs/configuration.md lists every variable.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from kjournal.journal import HOST_NAME
 from kjournal.kafka.settings import KafkaSettings
 from kjournal_service.auth import AuthSettings
 from kjournal_service.settings import HttpSettings, ServiceSettings
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class WriterHttpSettings(HttpSettings):
@@ -29,10 +29,30 @@ class WriterHttpSettings(HttpSettings):
     )
 
 
+class ReaderLinkSettings(BaseModel):
+    """The reader the writer asks for each append's outcome before it answers
+    (docs/concurrency.md): the writer's only way to know the append rule's verdict."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str | None = Field(
+        default=None,
+        description="the reader service's base URL, e.g. http://kjournal-reader:8080 (required: "
+        "the writer does not start without it)",
+    )
+    timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="how long the writer waits for an append's outcome; beyond it the append is "
+        "answered outcome-unknown (504) and a resend of it is safe",
+    )
+
+
 class Settings(ServiceSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     http: WriterHttpSettings = Field(default_factory=WriterHttpSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    reader: ReaderLinkSettings = Field(default_factory=ReaderLinkSettings)
     origin: str | None = Field(
         default_factory=lambda: HOST_NAME,
         description="written into every action header (the Scala library's origin; default: "

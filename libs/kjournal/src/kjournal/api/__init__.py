@@ -7,6 +7,8 @@ Framework-free: nothing here imports FastAPI or Starlette.
 from kjournal.api.convert import (
     AppendArgs,
     append_args,
+    append_outcome_from_out,
+    append_outcome_out,
     append_request_body,
     append_response,
     append_response_json,
@@ -27,6 +29,7 @@ from kjournal.api.problems import (
     validation_problem,
 )
 from kjournal.api.schemas import (
+    AppendOutcomeOut,
     AppendRequest,
     AppendResponse,
     EventIn,
@@ -46,6 +49,7 @@ __all__ = [
     "PROBLEM_CONTENT_TYPE",
     "PROBLEM_TYPE_PREFIX",
     "AppendArgs",
+    "AppendOutcomeOut",
     "AppendRequest",
     "AppendResponse",
     "EventIn",
@@ -61,6 +65,8 @@ __all__ = [
     "ProblemSpec",
     "ReplicationOut",
     "append_args",
+    "append_outcome_from_out",
+    "append_outcome_out",
     "append_request_body",
     "append_response",
     "append_response_json",

@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime
 from typing import Any, cast
 
 from kjournal.api.schemas import (
+    AppendOutcomeOut,
     AppendRequest,
     AppendResponse,
     ConflictOut,
@@ -56,7 +57,7 @@ from kjournal.model.conflict import Conflict
 from kjournal.model.durations import expire_after_from_json, format_duration, parse_duration
 from kjournal.model.head import Expiry
 from kjournal.model.replication import PartitionReplication, TopicReplication
-from kjournal.model.results import AppendResult, JournalStatus
+from kjournal.model.results import AppendOutcome, AppendResult, JournalStatus, Outcome
 
 __all__ = [
     "AppendArgs",
@@ -182,6 +183,8 @@ def append_response(result: AppendResult) -> AppendResponse:
             "from": result.range.from_,
             "to": result.range.to,
             "timestamp": timestamp,
+            "replay": result.replay,
+            "seqNr": result.journal_seq_nr,
         }
     )
 
@@ -193,7 +196,8 @@ def append_response_json(result: AppendResult) -> bytes:
     return (
         f'{{"partition":{position.partition},"offset":{position.offset},'
         f'"from":{result.range.from_},"to":{result.range.to},'
-        f'"timestamp":"{format_timestamp(result.timestamp)}"}}'
+        f'"timestamp":"{format_timestamp(result.timestamp)}",'
+        f'"replay":{"true" if result.replay else "false"},"seqNr":{result.journal_seq_nr}}}'
     ).encode()
 
 
@@ -202,6 +206,31 @@ def append_result(response: AppendResponse) -> AppendResult:
         PartitionOffset(response.partition, response.offset),
         SeqRange(SeqNr(response.from_), SeqNr(response.to)),
         response.timestamp,
+        replay=response.replay,
+        seq_nr=None if response.seq_nr is None else SeqNr(response.seq_nr),
+    )
+
+
+def append_outcome_out(outcome: AppendOutcome) -> AppendOutcomeOut:
+    return AppendOutcomeOut.model_validate(
+        {
+            "outcome": outcome.outcome.value,
+            "seqNr": outcome.seq_nr,
+            "partition": outcome.position.partition,
+            "offset": outcome.position.offset,
+            "timestamp": outcome.timestamp,
+            "expected": outcome.expected,
+        }
+    )
+
+
+def append_outcome_from_out(out: AppendOutcomeOut) -> AppendOutcome:
+    return AppendOutcome(
+        Outcome(out.outcome),
+        out.seq_nr,
+        PartitionOffset(out.partition, out.offset),
+        out.timestamp,
+        out.expected,
     )
 
 

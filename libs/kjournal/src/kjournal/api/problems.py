@@ -82,6 +82,23 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
     ProblemSpec(errors.InvalidInput, 400, "invalid-input", "Invalid input"),
     ProblemSpec(errors.JournalNotFound, 404, "journal-not-found", "Journal not found"),
     ProblemSpec(
+        errors.AppendConflict,
+        409,
+        "append-conflict",
+        "The journal holds these seqNrs with other content",
+        ("topic", "id", "seq_nr"),
+    ),
+    ProblemSpec(
+        errors.ConditionFailed,
+        412,
+        "condition-failed",
+        "The journal is not at the expected seqNr",
+        ("topic", "id", "seq_nr", "expected"),
+    ),
+    ProblemSpec(
+        errors.AppendRefused, 409, "append-refused", "Append refused", ("topic", "id", "seq_nr")
+    ),
+    ProblemSpec(
         errors.JournalQuarantined,
         500,
         "journal-quarantined",
@@ -273,6 +290,21 @@ def error_for_problem(problem: Problem) -> errors.KJournalError:
             return errors.RecordTooLarge(int(extras["size"]), int(extras["limit"]))
         if cls is errors.TooManyEvents:
             return errors.TooManyEvents(int(extras["count"]), int(extras["limit"]))
+        if cls is errors.AppendConflict:
+            return errors.AppendConflict(
+                str(extras["topic"]), str(extras["id"]), int(extras["seqNr"])
+            )
+        if cls is errors.ConditionFailed:
+            return errors.ConditionFailed(
+                str(extras["topic"]),
+                str(extras["id"]),
+                int(extras["seqNr"]),
+                int(extras["expected"]),
+            )
+        if cls is errors.AppendRefused:
+            return errors.AppendRefused(
+                str(extras["topic"]), str(extras["id"]), int(extras["seqNr"]), detail
+            )
         if cls is errors.JournalQuarantined:
             return errors.JournalQuarantined(
                 str(extras["topic"]),
@@ -290,6 +322,8 @@ def error_for_problem(problem: Problem) -> errors.KJournalError:
         errors.JournalQuarantined,
     ):
         cls = cls.__mro__[1]
+    if issubclass(cls, errors.AppendRefused):  # without the members its constructor needs
+        cls = errors.KJournalError
     if cls in (errors.TopicRepartitioned, errors.PartitionCountChanged):
         # Their constructors want what the problem does not carry; the message says it all.
         return errors.Unavailable(detail) if spec.retry else errors.KJournalError(detail)

@@ -32,6 +32,7 @@ from kjournal.model.seq_nr import SEQ_NR_MAX
 __all__ = [
     "NDJSON_CONTENT_TYPE",
     "AppendEnvelope",
+    "AppendOutcomeOut",
     "AppendRequest",
     "AppendResponse",
     "ConflictOut",
@@ -197,11 +198,31 @@ class AppendRequest(AppendEnvelope):
 
 
 class AppendResponse(ResponseModel):
+    """Where the append is: its record (201), or for a replay (200, `replay`: an identical
+    append was already in the journal) the record of the copy readers return."""
+
     partition: int
     offset: int
     from_: int = Field(alias="from")
     to: int
     timestamp: Timestamp
+    replay: bool = False
+    seq_nr: int | None = Field(
+        default=None, description="the journal's seqNr as of this append (also its ETag)"
+    )
+
+
+class AppendOutcomeOut(ResponseModel):
+    """What the append rule made of the append at an offset (the reader answers the writer)."""
+
+    outcome: Literal["taken", "replay", "refused", "conflict"]
+    seq_nr: int = Field(
+        description="taken: the journal's seqNr after it; else the seqNr it met (0: no journal)"
+    )
+    partition: int
+    offset: int = Field(description="the append's own, or for a replay the copy's")
+    timestamp: Timestamp
+    expected: int | None = Field(default=None, description="the append's condition, if any")
 
 
 class PositionOut(ResponseModel):

@@ -76,10 +76,15 @@ def _payload(value: str, kind: str) -> Payload:
 
 def append(args: argparse.Namespace, client: Client) -> int:
     key = _key(args)
+    expect: int | None = args.expect
     first = args.seq_nr
+    if expect is not None and first is None:
+        first = expect + 1
     if first is None:
+        # After what the journal holds now, and only if nobody appended in between.
         pointer = client.pointer(key)
-        first = 1 if pointer is None else pointer + 1
+        expect = pointer or 0
+        first = expect + 1
     payloads: list[Payload | None] = [_payload(value, args.type) for value in args.payloads]
     if not payloads:
         payloads = [None]
@@ -94,7 +99,7 @@ def append(args: argparse.Namespace, client: Client) -> int:
         raise InvalidInput(f"--metadata is not JSON: {args.metadata!r}") from None
     metadata = RecordMetadata(HeaderMetadata(data), PayloadMetadata(expire_after))
     headers = dict(_header(item) for item in args.header or ())
-    result = client.append(key, events, metadata, headers)
+    result = client.append(key, events, metadata, headers, expected_seq_nr=expect)
     print(append_line(result))
     return 0
 

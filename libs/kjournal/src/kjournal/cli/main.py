@@ -76,7 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     append.add_argument("--type", choices=["json", "text", "binary"], default="json")
     append.add_argument(
-        "--seq-nr", type=int, help="seqNr of the first event (default: the pointer + 1)"
+        "--seq-nr",
+        type=int,
+        help="seqNr of the first event (default: the pointer + 1, appended only if the journal "
+        "is still at the pointer)",
+    )
+    append.add_argument(
+        "--expect",
+        type=int,
+        metavar="N",
+        help="append only if the journal is at seqNr N (0: only if it does not exist); the first "
+        "event is N + 1 (otherwise exit 1 with the journal's seqNr)",
     )
     append.add_argument("--tag", action="append", help="a tag for every event (repeatable)")
     append.add_argument("--expire-after", help='e.g. "7 days" (the journal may then be purged)')

@@ -88,8 +88,9 @@ def _conflicts(status: JournalStatus) -> str:
 
 def append_line(result: AppendResult) -> str:
     position = result.partition_offset
+    what = "already appended (a replay)" if result.replay else "appended"
     return (
-        f"appended seqNr {result.range} at partition {position.partition} offset "
+        f"{what} seqNr {result.range} at partition {position.partition} offset "
         f"{position.offset} ({format_timestamp(result.timestamp)})"
     )
 

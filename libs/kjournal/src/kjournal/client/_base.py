@@ -22,6 +22,7 @@ import httpx
 from opentelemetry import propagate
 from pydantic import ValidationError
 
+from kjournal.api.conditions import condition_headers
 from kjournal.api.convert import (
     append_request_body,
     append_result,
@@ -93,9 +94,9 @@ class RetryPolicy:
     `attempts` attempts if that is set. A streamed read resumes after the last event it received,
     and a read that made progress starts its budget again.
 
-    Appends, deletes and marks are retried like reads: a resent append whose first copy did reach
-    Kafka is dropped as a duplicate (docs/replication.md §4), a delete repeats its bound and a mark
-    has no effect. A purge is resent only when no connection could be opened: a second purge
+    Appends, deletes and marks are retried like reads: a resent append whose first copy was taken
+    is answered as a replay (docs/concurrency.md), a delete repeats its bound and a mark has no
+    effect. A purge is resent only when no connection could be opened: a second purge
     would erase what was appended in between.
     """
 
@@ -319,6 +320,7 @@ class Call(Generic[T]):
     params: Mapping[str, Any] | None = None
     json: Any = None
     where: str | None = None  # what a transport error names, if not `url`
+    headers: Mapping[str, str] | None = None  # the call's own (conditions)
 
 
 class BaseClient:
@@ -345,10 +347,12 @@ class BaseClient:
         events: Sequence[Event] | Events,
         metadata: RecordMetadata | None,
         headers: Mapping[str, str] | None,
+        expected_seq_nr: int | None = None,
     ) -> Call[AppendResult]:
         url = self._writer(journal_path(key, "/events"))
         body = append_request_body(events, metadata, headers)
-        return Call("POST", url, _appended, Retries.SAFE, json=body)
+        conditions = condition_headers(expected_seq_nr)
+        return Call("POST", url, _appended, Retries.SAFE, json=body, headers=conditions)
 
     def _delete_call(self, key: Key, to: int) -> Call[PartitionOffset]:
         url = self._writer(journal_path(key, "/events"))

@@ -91,7 +91,7 @@ class Client(BaseClient):
                     call.url,
                     params=call.params,
                     json=call.json,
-                    headers=trace_context(),
+                    headers={**trace_context(), **(call.headers or {})},
                 )
             except httpx.TransportError as exc:
                 first_failure = first_failure or time.monotonic()
@@ -113,8 +113,17 @@ class Client(BaseClient):
         events: Sequence[Event] | Events,
         metadata: RecordMetadata | None = None,
         headers: Mapping[str, str] | None = None,
+        *,
+        expected_seq_nr: int | None = None,
     ) -> AppendResult:
-        return self._send(self._append_call(key, events, metadata, headers))
+        """Append events atomically; returns once the journal took them (docs/concurrency.md).
+
+        `expected_seq_nr`: append only if the journal is at this seqNr (the events then start at
+        expected_seq_nr + 1); 0: only if the journal does not exist. Raises ConditionFailed if
+        not, AppendConflict if the journal holds these seqNrs with other content. An identical
+        append the journal already holds (a retry) returns its copy, with `replay` set.
+        """
+        return self._send(self._append_call(key, events, metadata, headers, expected_seq_nr))
 
     def delete(self, key: Key, to: int) -> PartitionOffset:
         return self._send(self._delete_call(key, to))

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from enum import Enum
 
-from kjournal.model import SeqNr
+from kjournal.model import EventRecord, SeqNr
 
-__all__ = ["Dropped", "dropped_kind", "takes"]
+__all__ = ["Dropped", "dropped_kind", "same_content", "takes"]
 
 
 class Dropped(Enum):
@@ -50,3 +50,14 @@ def dropped_kind(identical: bool, expect: int | None) -> Dropped:
     if identical:
         return Dropped.REPLAY
     return Dropped.CONFLICT if expect is None else Dropped.REFUSED
+
+
+def same_content(a: EventRecord, b: EventRecord) -> bool:
+    """Whether two events are the same to a writer: what a client's retry repeats (the event,
+    its metadata and its user headers), not where or when it was written."""
+    return (
+        a.event.payload == b.event.payload
+        and a.event.tags == b.event.tags
+        and a.metadata == b.metadata
+        and dict(a.headers) == dict(b.headers)
+    )

@@ -32,7 +32,7 @@ from kjournal.model.payload import (
     PayloadType,
     TextPayload,
 )
-from kjournal.model.results import AppendResult, JournalStatus
+from kjournal.model.results import AppendOutcome, AppendResult, JournalStatus, Outcome
 from kjournal.model.seq_nr import SEQ_NR_MAX, SEQ_NR_MIN, SeqNr, SeqRange, seq_nr
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "ActionRecord",
     "Append",
     "AppendHeader",
+    "AppendOutcome",
     "AppendResult",
     "BinaryPayload",
     "Delete",
@@ -61,6 +62,7 @@ __all__ = [
     "Mark",
     "MarkHeader",
     "Offset",
+    "Outcome",
     "Partition",
     "PartitionOffset",
     "Payload",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import Expiry
@@ -17,9 +18,44 @@ from kjournal.model.seq_nr import SeqNr, SeqRange
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
+    """Where a taken append is: its record's position, or for a replay (`replay`: the journal
+    already held these events, an identical earlier append) the position of the copy readers
+    return. `seq_nr`: the journal's seqNr as of this append (its ETag), `range.to` when None."""
+
     partition_offset: PartitionOffset
     range: SeqRange
     timestamp: datetime
+    replay: bool = False
+    seq_nr: SeqNr | None = None
+
+    @property
+    def journal_seq_nr(self) -> SeqNr:
+        return self.range.to if self.seq_nr is None else self.seq_nr
+
+
+class Outcome(Enum):
+    """What the append rule (kjournal/fold/append_rule.py) made of an append in Kafka."""
+
+    TAKEN = "taken"
+    REPLAY = "replay"
+    REFUSED = "refused"
+    CONFLICT = "conflict"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendOutcome:
+    """The fate of the append at an offset, as every reader sees it.
+
+    seq_nr: the journal's seqNr after the append when taken, else the one it met (0: none).
+    position, timestamp: for a taken append its own; for a replay the copy readers return.
+    expected: the append's condition, if it had one.
+    """
+
+    outcome: Outcome
+    seq_nr: int
+    position: PartitionOffset
+    timestamp: datetime
+    expected: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
-from kjournal.api.convert import event_record_to_json, journal_status_out
+from kjournal.api.conditions import entity_tag
+from kjournal.api.convert import append_outcome_out, event_record_to_json, journal_status_out
+from kjournal.api.schemas import AppendOutcomeOut
 from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
 from kjournal.tracing import conventions as sem
@@ -18,6 +20,7 @@ from kjournal_reader.schemas import (
     FromQuery,
     JournalStatusOut,
     LimitQuery,
+    OffsetPath,
     PointerOut,
     ToQuery,
 )
@@ -49,21 +52,25 @@ async def events(
     limit: LimitQuery = None,
 ) -> StreamingResponse:
     # from > to is an empty range: no events (the journal must still exist, as for any range)
-    records = await prefetch(journal.read(from_, to, limit))
-    return ndjson_response(request, http, records, event_record_to_json, sem.EVENTS)
+    view = await journal.view()
+    records = await prefetch(journal.events(view, from_, to, limit))
+    response = ndjson_response(request, http, records, event_record_to_json, sem.EVENTS)
+    response.headers["etag"] = entity_tag(view.info.seq_nr)
+    return response
 
 
 @router.get(
     "/{topic}/{id}/pointer",
     response_model=PointerOut,
     responses=problem_responses(400, 404, 500, 503, 504),
-    summary="The journal's last seqNr (404 if there is no such journal)",
+    summary='The journal\'s last seqNr (404 if there is no such journal); ETag: "<seqNr>"',
 )
 @requires(Scope.READ)
-async def pointer(journal: JournalDep) -> PointerOut:
+async def pointer(journal: JournalDep, response: Response) -> PointerOut:
     seq_nr = await journal.pointer()
     if seq_nr is None:
         raise JournalNotFound(f"journal {journal.key} does not exist")
+    response.headers["etag"] = entity_tag(seq_nr)
     return PointerOut(seq_nr=seq_nr)
 
 
@@ -71,11 +78,24 @@ async def pointer(journal: JournalDep) -> PointerOut:
     "/{topic}/{id}",
     response_model=JournalStatusOut,
     responses=problem_responses(400, 404, 500, 503, 504),
-    summary="The journal's head, and how much of it is still only in Kafka",
+    summary='The journal\'s head, and how much of it is still only in Kafka; ETag: "<seqNr>"',
 )
 @requires(Scope.READ)
-async def status(journal: JournalDep) -> JournalStatusOut:
+async def status(journal: JournalDep, response: Response) -> JournalStatusOut:
     current = await journal.status()
     if current.seq_nr is None:
         raise JournalNotFound(f"journal {journal.key} does not exist")
+    response.headers["etag"] = entity_tag(current.seq_nr)
     return journal_status_out(current)
+
+
+@router.get(
+    "/{topic}/{id}/appends/{offset}",
+    response_model=AppendOutcomeOut,
+    responses=problem_responses(400, 404, 500, 503, 504),
+    summary="What the journal's append rule made of its append at this offset (the writer asks "
+    "before it answers an append; docs/concurrency.md)",
+)
+@requires(Scope.APPEND)
+async def append_outcome(journal: JournalDep, offset: OffsetPath) -> AppendOutcomeOut:
+    return append_outcome_out(await journal.outcome(offset))

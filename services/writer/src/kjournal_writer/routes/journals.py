@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 
 from fastapi import APIRouter, Request, Response
+from kjournal.api.conditions import entity_tag, parse_condition
 from kjournal.api.convert import append_response_json
 from kjournal.errors import JournalNotFound
 from kjournal_service.auth import Scope, requires
@@ -14,6 +15,7 @@ from kjournal_service.problems import problem_responses
 
 from kjournal_writer.append_body import read_append
 from kjournal_writer.deps import json_body, parse_json_body
+from kjournal_writer.outcomes import CALLER_AUTHORIZATION
 from kjournal_writer.schemas import (
     AppendRequest,
     AppendResponse,
@@ -28,27 +30,81 @@ from kjournal_writer.settings import WriterHttpSettings
 
 router = APIRouter(prefix="/v1/journals", tags=["journals"])
 
+APPEND_DESCRIPTION = """The record is produced, then the writer learns from the reader what the
+journal's append rule made of it (docs/concurrency.md), and answers:
+
+* **201**: the journal took the append; every reader returns its events from now on.
+* **200** with `"replay": true`: the journal already held these same events (an identical earlier
+  append, such as a retry); nothing changed; the body names the copy readers return.
+* **409** `append-conflict`: the journal holds these seqNrs with other content.
+* **412** `condition-failed`: `If-Match` / `If-None-Match` did not hold.
+* **504** `outcome-unknown`: the outcome could not be learned in time; resending the same append
+  is safe.
+
+Every answer but a problem carries `ETag: "<seqNr>"`, the journal's seqNr after the append.
+"""
+
+CONDITION_PARAMETERS = [
+    {
+        "name": "If-Match",
+        "in": "header",
+        "required": False,
+        "description": 'Append only if the journal is at this seqNr: `"<seqNr>"` as the ETag '
+        'of its pointer gives it (`"0"`: the journal must not exist). The first event must then '
+        "be seqNr + 1. Otherwise 412, and nothing of the append is ever read.",
+        "schema": {"type": "string", "example": '"5"'},
+    },
+    {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": False,
+        "description": "`*`: append only if the journal does not exist (never written, or "
+        "purged). Otherwise 412.",
+        "schema": {"type": "string", "enum": ["*"]},
+    },
+]
+
 
 @router.post(
     "/{topic}/{id}/events",
     status_code=201,
     response_model=AppendResponse,
-    responses=problem_responses(400, 404, 413, 415, 500, 503, 504),
+    responses={
+        **problem_responses(400, 404, 409, 412, 413, 415, 500, 503, 504),
+        200: {
+            "description": "A replay: the journal already held these events (an identical "
+            "append, e.g. a retry); the body names the copy readers return",
+            "model": AppendResponse,
+        },
+    },
     summary="Append events atomically (one Kafka record: all or none)",
-    openapi_extra=json_body(AppendRequest),
+    description=APPEND_DESCRIPTION,
+    openapi_extra={**json_body(AppendRequest), "parameters": CONDITION_PARAMETERS},
 )
 @requires(Scope.APPEND)
 async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     # The hot path (served by kjournal_service.hot_routes, past FastAPI's routing and dependency
     # solving): the body parsed straight from bytes by pydantic-core, the answer written directly.
     journal = journal_of(request, topic, id)
+    headers = request.headers
+    expect = parse_condition(headers.get("if-match"), headers.get("if-none-match"))
     http: WriterHttpSettings = request.app.state.settings.http
     args = await read_append(request, http.max_events_per_append, http.offload_body_bytes)
-    result = await journal.append(args.events, args.metadata, args.headers)
-    metrics_of(request).increment(
-        "kjournal_writer_events_total", len(args.events.events), topic=journal.key.topic
+    caller = CALLER_AUTHORIZATION.set(headers.get("authorization"))
+    try:
+        result = await journal.append(args.events, args.metadata, args.headers, expect=expect)
+    finally:
+        CALLER_AUTHORIZATION.reset(caller)
+    if not result.replay:
+        metrics_of(request).increment(
+            "kjournal_writer_events_total", len(args.events.events), topic=journal.key.topic
+        )
+    return Response(
+        append_response_json(result),
+        200 if result.replay else 201,
+        headers={"etag": entity_tag(result.journal_seq_nr)},
+        media_type="application/json",
     )
-    return Response(append_response_json(result), 201, media_type="application/json")
 
 
 @router.delete(

@@ -1,0 +1,174 @@
+"""The outcome of an append in Kafka: what the append rule made of it, as every reader sees it.
+
+The writer produces an append, then asks for its outcome before it answers (docs/concurrency.md):
+201 only for a taken append, a replay's answer for an identical retry, 409 or 412 for the rest.
+
+1. pointer2, then the journal as of the append's own offset (head, quarantine, its tail up to and
+   including that offset, from the tail cache or a Kafka scan): nothing after the append counts.
+2. The tail before the append is folded onto the head (fold/head_info.py), giving the journal the
+   append met; the append rule (fold/append_rule.py) takes it or drops it.
+3. A dropped append whose seqNrs the journal holds is compared, event by event, with the events a
+   read of the journal as it met the append returns: identical is a replay (the answer names the
+   copy readers return), else a refusal (it had a condition) or a conflict.
+
+When replication already passed the append (pointer2 or the head at or beyond its offset), the
+journal it met is gone from view. Then only the evidence of what readers return now can answer:
+its events stored at its own offset (taken) or an identical copy elsewhere (a replay); anything
+else is OutcomeUnknown, and the writer's client resends, which is judged afresh and safely.
+"""
+
+from __future__ import annotations
+
+from kjournal.errors import InvalidInput, OutcomeUnknown
+from kjournal.fold.append_rule import Dropped, dropped_kind, same_content, takes
+from kjournal.fold.head_info import fold_head_info
+from kjournal.model import (
+    ActionRecord,
+    Append,
+    AppendOutcome,
+    EventRecord,
+    Key,
+    Outcome,
+    PartitionOffset,
+)
+from kjournal.read import JournalReader, JournalView, event_records
+from kjournal.tail import Tail
+
+__all__ = ["LocalOutcomes", "append_outcome"]
+
+_OUTCOMES = {
+    Dropped.REPLAY: Outcome.REPLAY,
+    Dropped.REFUSED: Outcome.REFUSED,
+    Dropped.CONFLICT: Outcome.CONFLICT,
+}
+
+
+class LocalOutcomes:
+    """`ports.AppendOutcomes` in process, over a JournalReader."""
+
+    def __init__(self, reader: JournalReader) -> None:
+        self._reader = reader
+
+    async def outcome(self, key: Key, offset: int) -> AppendOutcome:
+        return await append_outcome(self._reader, key, offset)
+
+
+async def append_outcome(reader: JournalReader, key: Key, offset: int) -> AppendOutcome:
+    """The outcome of the append of journal `key` at `offset` of its partition.
+
+    InvalidInput if that record is not an append of this journal; OutcomeUnknown if replication
+    passed it and what readers return now does not tell (see the module docstring).
+    """
+    partition = await reader.partition(key)
+    pointer2 = await reader.pointer2(key, partition)
+    if pointer2 is not None and pointer2 >= offset:
+        return await _from_evidence(reader, key, partition, offset)
+    view = await reader.view_at(key, partition, offset + 1, pointer2)
+    if view.head is not None and view.head.partition_offset.offset >= offset:
+        return await _from_evidence(reader, key, partition, offset)
+    actions = view.tail.actions
+    record = actions[-1] if actions and actions[-1].offset == offset else None
+    append = _the_append(key, offset, record)
+    assert record is not None
+    before = _before(view, offset)
+    header = append.header
+    met = before.info.seq_nr
+    if takes(met, header.range.from_, header.expect):
+        return AppendOutcome(
+            Outcome.TAKEN, header.range.to, record.partition_offset, append.timestamp, header.expect
+        )
+    identical, kept = False, None
+    if met is not None and header.range.to <= met:
+        candidate = await _events_of(reader, key, partition, record)
+        identical, kept = await _compare(reader, before, candidate)
+    kind = _OUTCOMES[dropped_kind(identical, header.expect)]
+    position, timestamp = record.partition_offset, append.timestamp
+    if kind is Outcome.REPLAY and kept is not None:
+        position, timestamp = kept.partition_offset, kept.timestamp
+    return AppendOutcome(kind, met or 0, position, timestamp, header.expect)
+
+
+def _the_append(key: Key, offset: int, record: ActionRecord | None) -> Append:
+    if record is None or not isinstance(record.action, Append):
+        raise InvalidInput(f"offset {offset} holds no append of journal {key}")
+    return record.action
+
+
+def _before(view: JournalView, offset: int) -> JournalView:
+    """`view` without the action at `offset`: the journal as that action met it."""
+    tail = view.tail
+    payloads_from = tail.payloads_from
+    before = Tail(
+        tail.start,
+        offset,
+        tail.actions[:-1],
+        payloads_from if payloads_from is not None and payloads_from < offset else None,
+    )
+    info = fold_head_info(view.head, before.actions)
+    return JournalView(view.key, view.partition, offset, view.pointer2, view.head, before, info)
+
+
+async def _events_of(
+    reader: JournalReader, key: Key, partition: int, record: ActionRecord
+) -> list[EventRecord]:
+    """The append's events (its payload read from Kafka again if the tail kept only headers)."""
+    action = record.action
+    assert isinstance(action, Append)
+    if not action.payload:
+        async for found in reader.actions(key, partition, record.offset, record.offset + 1):
+            action = found.action
+        assert isinstance(action, Append)
+    return event_records(action, partition, record.offset)
+
+
+async def _compare(
+    reader: JournalReader, view: JournalView, candidate: list[EventRecord]
+) -> tuple[bool, EventRecord | None]:
+    """Whether each candidate event equals what a read of `view` returns for its seqNr (a
+    seqNr a delete hid cannot be compared and counts as equal, as the replicator counts it), and
+    the kept copy of the last one."""
+    kept = await _kept(reader, view, candidate)
+    last = candidate[-1].seq_nr
+    identical = all(
+        event.seq_nr not in kept or same_content(event, kept[event.seq_nr]) for event in candidate
+    )
+    return identical, kept.get(last)
+
+
+async def _kept(
+    reader: JournalReader, view: JournalView, candidate: list[EventRecord]
+) -> dict[int, EventRecord]:
+    """What a read of `view` returns for the candidate's seqNrs, by seqNr."""
+    first, last = candidate[0].seq_nr, candidate[-1].seq_nr
+    return {event.seq_nr: event async for event in reader.events(view, first, last)}
+
+
+async def _from_evidence(
+    reader: JournalReader, key: Key, partition: int, offset: int
+) -> AppendOutcome:
+    """Replication passed the append: answer from what a read returns now, if it tells."""
+    record: ActionRecord | None = None
+    async for found in reader.actions(key, partition, offset, offset + 1):
+        record = found
+    append = _the_append(key, offset, record)
+    assert record is not None
+    candidate = event_records(append, partition, offset)
+    view = await reader.view(key)
+    kept = await _kept(reader, view, candidate)
+    last = candidate[-1].seq_nr
+    if len(kept) == len(candidate) and all(
+        same_content(event, kept[event.seq_nr]) for event in candidate
+    ):
+        copy = kept[last]
+        own = all(event.partition_offset.offset == offset for event in kept.values())
+        seq_nr = int(view.info.seq_nr or last)
+        if own:
+            return AppendOutcome(
+                Outcome.TAKEN, seq_nr, PartitionOffset(partition, offset), append.timestamp
+            )
+        return AppendOutcome(Outcome.REPLAY, seq_nr, copy.partition_offset, copy.timestamp)
+    raise OutcomeUnknown(
+        f"the append of journal {key} at offset {offset} was replicated before its outcome was "
+        "asked, and what readers return now does not tell it: resend the same append (it is "
+        "answered as a replay if the first copy was taken)"
+    )
