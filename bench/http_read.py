@@ -47,7 +47,7 @@ async def append_journal(kafka: KafkaSettings, key: Key, events: int, size: int)
                 Event(SeqNr(n), payload=TextPayload(os.urandom(size // 2).hex()))
                 for n in range(first, last + 1)
             ]
-            await journal.append(batch)
+            await journal.produce(batch)
 
 
 async def in_process_rounds(

@@ -69,7 +69,7 @@ async def fill(
             Event(SeqNr(n), payload=JsonPayload(PAYLOAD))
             for n in range(start, min(start + per_append, first + events))
         ]
-        pending.append(journal.append(batch))
+        pending.append(journal.produce(batch))
         if len(pending) == 32:
             await asyncio.gather(*pending)
             pending = []

@@ -233,7 +233,7 @@ async def append_all(
         journal = journals.journal(Key(topic, f"{prefix}-{index}"))
         for first in range(1, params.events + 1, params.per_append):
             async with semaphore:
-                result = await journal.append(events(first, params.per_append))
+                result = await journal.produce(events(first, params.per_append))
             position = result.partition_offset
             ends[position.partition] = max(ends.get(position.partition, 0), position.offset + 1)
 
@@ -307,7 +307,7 @@ async def latency(
     async def append(index: int) -> None:
         first = seq.get(index, 0) + 1
         seq[index] = first + params.per_append - 1
-        result = await journals.journal(Key(topic, f"steady-{index}")).append(
+        result = await journals.journal(Key(topic, f"steady-{index}")).produce(
             events(first, params.per_append)
         )
         position = result.partition_offset
@@ -380,7 +380,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
                 )
                 # Warm-up: Spark and the Python workers start, connect and import once.
                 warm_started = time.monotonic()
-                result = await journals.journal(Key(topic, f"warm-up-{mode}")).append(events(1, 1))
+                result = await journals.journal(Key(topic, f"warm-up-{mode}")).produce(events(1, 1))
                 position = result.partition_offset
                 await asyncio.to_thread(
                     wait_covered, poller, {position.partition: position.offset + 1}, 300

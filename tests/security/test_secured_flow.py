@@ -95,6 +95,7 @@ def test_a_wrong_password_stops_a_service_with_one_line(
     env = {
         "PATH": "/usr/bin:/bin",
         "KJOURNAL_HTTP__PORT": "1",  # never reached: it stops before listening
+        "KJOURNAL_READER__URL": "http://127.0.0.1:1",  # never asked: it stops before
         "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": config.kafka_bootstrap,
         "KJOURNAL_KAFKA__SECURITY_PROTOCOL": "SASL_PLAINTEXT",
         "KJOURNAL_KAFKA__SASL_MECHANISM": "SCRAM-SHA-512",

@@ -14,7 +14,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.conn import create_conn
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.credentials import KAFKA_READER, KAFKA_WRITER
+from kjournal_dev.credentials import CASSANDRA_READER, KAFKA_READER, KAFKA_WRITER
 from kjournal_dev.loopback_tls import LoopbackTls
 from pydantic import SecretStr
 
@@ -55,19 +55,37 @@ async def _records_of(settings: KafkaSettings, key: bytes) -> list[bytes]:
         await consumer.stop()
 
 
-def test_a_writer_over_sasl_ssl(secured: SecuredPlatform, tmp_path: Path):
-    ca = LoopbackTls(secured.config.tls_dir).ca_file
+def _tls_env(secured: SecuredPlatform, principal: str, ca: Path) -> dict[str, str]:
+    return {
+        "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": secured.config.kafka_tls_bootstrap,
+        "KJOURNAL_KAFKA__SECURITY_PROTOCOL": "SASL_SSL",
+        "KJOURNAL_KAFKA__SASL_MECHANISM": "SCRAM-SHA-512",
+        "KJOURNAL_KAFKA__SASL_USERNAME": principal,
+        "KJOURNAL_KAFKA__SASL_PASSWORD": secured.credentials.kafka[principal],
+        "KJOURNAL_KAFKA__SSL_CAFILE": str(ca),
+    }
+
+
+def test_a_writer_and_a_reader_over_sasl_ssl(secured: SecuredPlatform, tmp_path: Path):
+    config = secured.config
+    ca = LoopbackTls(config.tls_dir).ca_file
+    reader_service = start_service(
+        "kjournal_reader",
+        {
+            **_tls_env(secured, KAFKA_READER, ca),
+            "KJOURNAL_CASSANDRA__CONTACT_POINTS": config.host,
+            "KJOURNAL_CASSANDRA__PORT": str(config.cassandra_port),
+            "KJOURNAL_CASSANDRA__KEYSPACE": config.keyspace,
+            "KJOURNAL_CASSANDRA__USERNAME": CASSANDRA_READER,
+            "KJOURNAL_CASSANDRA__PASSWORD": secured.credentials.cassandra[CASSANDRA_READER],
+        },
+        tmp_path / "reader",
+        ready_path="/readyz",
+    )
     writer = start_service(
         "kjournal_writer",
-        {
-            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": secured.config.kafka_tls_bootstrap,
-            "KJOURNAL_KAFKA__SECURITY_PROTOCOL": "SASL_SSL",
-            "KJOURNAL_KAFKA__SASL_MECHANISM": "SCRAM-SHA-512",
-            "KJOURNAL_KAFKA__SASL_USERNAME": KAFKA_WRITER,
-            "KJOURNAL_KAFKA__SASL_PASSWORD": secured.credentials.kafka[KAFKA_WRITER],
-            "KJOURNAL_KAFKA__SSL_CAFILE": str(ca),
-        },
-        tmp_path,
+        {**_tls_env(secured, KAFKA_WRITER, ca), "KJOURNAL_READER__URL": reader_service.url},
+        tmp_path / "writer",
         ready_path="/readyz",
     )
     try:
@@ -79,6 +97,7 @@ def test_a_writer_over_sasl_ssl(secured: SecuredPlatform, tmp_path: Path):
         assert response.status_code == 201, response.text
     finally:
         assert writer.stop(), writer.log()
+        assert reader_service.stop(), reader_service.log()
     reader = _tls_settings(secured, KAFKA_READER, ca)
     assert asyncio.run(_records_of(reader, b"over-tls")) == [b"over-tls"]
 

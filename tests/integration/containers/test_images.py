@@ -160,7 +160,7 @@ def replicator_target(platform: Endpoints, session: Session) -> Iterator[tuple[s
 
 async def _append_one(bootstrap: str, key: Key) -> None:
     async with Journals(KafkaSettings(bootstrap_servers=bootstrap)) as journals:
-        await journals.journal(key).append([Event(SeqNr(1), payload=JsonPayload({"amount": 7}))])
+        await journals.journal(key).produce([Event(SeqNr(1), payload=JsonPayload({"amount": 7}))])
 
 
 async def _stored(session: Session, keyspace: str, key: Key) -> list[Event]:

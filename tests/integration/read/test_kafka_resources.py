@@ -41,7 +41,7 @@ async def test_more_partitions_rebuild_the_tail_cache_and_misplaced_journals_fai
         for n in range(1000)
         if partition_for(f"moving-{n}".encode(), 2) != partition_for(f"moving-{n}".encode(), 3)
     )
-    await stack.writer.journal(moved).append([Event(SeqNr(1))])
+    await stack.writer.journal(moved).produce([Event(SeqNr(1))])
     await stack.replicate()
     await stack.writer.journal(moved).mark()  # unreplicated: reads consult the tail cache
 
@@ -65,7 +65,7 @@ async def test_more_partitions_rebuild_the_tail_cache_and_misplaced_journals_fai
         # a journal created after the change is read correctly, through the rebuilt cache
         fresh = Key(stack.topic, "after-the-change")
         await stack.writer.topics.count(stack.topic, refresh=True)
-        await stack.writer.journal(fresh).append([Event(SeqNr(1)), Event(SeqNr(2))])
+        await stack.writer.journal(fresh).produce([Event(SeqNr(1)), Event(SeqNr(2))])
         for _ in range(100):  # the cache checks the partition count every few seconds
             if cache.partitions(stack.topic) == 3 and cache.journals(stack.topic):
                 break

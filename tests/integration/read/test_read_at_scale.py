@@ -25,7 +25,7 @@ async def test_replicator_offline_then_half_then_all(stack: Stack):
     async def fill(key: Key) -> None:
         journal = stack.writer.journal(key)
         for first in range(1, events_each + 1, per_append):
-            await journal.append(
+            await journal.produce(
                 [
                     Event(SeqNr(n), payload=JsonPayload({"n": n}))
                     for n in range(first, first + per_append)
@@ -59,11 +59,11 @@ async def test_a_new_journal_in_a_crowded_topic_decodes_only_its_own_payloads(st
     others = [Key(stack.topic, f"crowd-{n}") for n in range(200)]
     assert {partition_for(k.id.encode(), 1) for k in others} == {0}
     for key in others:
-        await stack.writer.journal(key).append(
+        await stack.writer.journal(key).produce(
             [Event(SeqNr(n), payload=JsonPayload({"filler": "x" * 200})) for n in range(1, 11)]
         )
     newcomer = Key(stack.topic, "newcomer")
-    await stack.writer.journal(newcomer).append([Event(SeqNr(1), payload=JsonPayload({"hi": 1}))])
+    await stack.writer.journal(newcomer).produce([Event(SeqNr(1), payload=JsonPayload({"hi": 1}))])
 
     for cache in (False, True):
         before = stack.metrics.counter_total("kjournal_read_payloads_decoded_total")
@@ -83,7 +83,7 @@ async def test_a_large_journal_streams_with_bounded_memory(stack: Stack):
     blob = bytes(range(256)) * 4  # 1 KiB per event
     events_total, per_append = 40_000, 200
     for first in range(1, events_total + 1, per_append):
-        await journal.append(
+        await journal.produce(
             [Event(SeqNr(n), payload=BinaryPayload(blob)) for n in range(first, first + per_append)]
         )
     ends = await end_offsets(stack.bootstrap, stack.topic, 1)

@@ -41,7 +41,7 @@ async def write(stack: Stack, key: Key, ops: list[Op]) -> None:
                 Event(SeqNr(n), frozenset({"t"}), JsonPayload({"n": n}))
                 for n in range(first, last + 1)
             ]
-            await journal.append(events)
+            await journal.produce(events)
         elif kind == "delete":
             await journal.delete(last)  # write-only Journals: sent as given
         elif kind == "purge":
@@ -54,7 +54,7 @@ async def write(stack: Stack, key: Key, ops: list[Op]) -> None:
 async def test_reads_equal_the_replicated_truth_in_every_replication_state(stack: Stack, name: str):
     key = Key(stack.topic, f"entity-{len(name)}")
     await write(stack, key, SEQUENCES[name])
-    await stack.writer.journal(Key(stack.topic, "neighbour")).append([Event(SeqNr(1))])
+    await stack.writer.journal(Key(stack.topic, "neighbour")).produce([Event(SeqNr(1))])
     truth = await stack.truth(key)
     end = (await stack.writer.journal(key).mark()).offset + 1  # the mark is the partition's last
 

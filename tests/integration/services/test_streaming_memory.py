@@ -41,7 +41,7 @@ async def _append_journal(bootstrap: str, key: Key) -> None:
                 Event(SeqNr(n), payload=TextPayload(os.urandom(PAYLOAD_BYTES // 2).hex()))
                 for n in range(first, first + BATCH)
             ]
-            await journal.append(events)
+            await journal.produce(events)
 
 
 def test_a_huge_journal_streams_in_bounded_memory(

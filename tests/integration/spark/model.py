@@ -45,7 +45,7 @@ def events(id: str, first: int, count: int) -> list[Event]:
 async def append(journals: Journals, model: Model, id: str, count: int) -> None:
     journal = model.journal(id)
     batch = events(id, journal.last + 1, count)
-    await journals.journal(Key(model.topic, id)).append(batch)
+    await journals.journal(Key(model.topic, id)).produce(batch)
     journal.events.extend(batch)
 
 

@@ -134,7 +134,7 @@ def test_poison_records_are_quarantined_and_the_rest_replicates(
             poisoned["bad-header"] = await _produce_raw(
                 kafka_bootstrap, topic, b"bad-header", None, [("journal.action", b"{not json")]
             )
-            await journals.journal(Key(topic, "bad-header")).append(events("bad-header", 2, 1))
+            await journals.journal(Key(topic, "bad-header")).produce(events("bad-header", 2, 1))
             # A journal whose append header is fine but whose payload is not a container.
             parts = encode_action(
                 append_action(

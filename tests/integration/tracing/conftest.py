@@ -79,10 +79,13 @@ def _cassandra(platform: Endpoints, keyspace: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def writer(platform: Endpoints, logs: Path) -> Iterator[RunningService]:
+def writer(platform: Endpoints, reader: RunningService, logs: Path) -> Iterator[RunningService]:
     service = start_service(
         "kjournal_writer",
-        {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap},
+        {
+            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap,
+            "KJOURNAL_READER__URL": reader.url,
+        },
         logs,
         ready_path="/readyz",
     )

@@ -93,7 +93,8 @@ class Journals:
     consumer_pool, tail_cache: the read side's Kafka consumers (defaults when None).
     origin: written into every action header (None: none).
     outcomes: where an append's outcome is learned before `append` returns (docs/concurrency.md);
-        default: this Journals' own reads. Without either, appends raise WritesNotConfigured.
+        default: this Journals' own reads. Without either, `append` raises WritesNotConfigured
+        (`produce` writes a record without learning its outcome).
     """
 
     def __init__(
@@ -255,13 +256,31 @@ class Journal:
         *,
         expect: int | None = None,
     ) -> AppendResult:
-        """Append events atomically (one record); returns once the append is in the journal.
+        """Append events atomically (one record); returns once the journal took them.
 
         `expect`: a condition (None: none; 0: the journal must not exist; p: it must be at seqNr
         p, and the events start at p + 1). The record is produced, then its outcome learned
         (docs/concurrency.md): a taken append returns its position; an identical retry of an
         append the journal holds returns the copy's position with `replay`; otherwise
         AppendConflict or ConditionFailed, and no reader will ever return the events.
+        """
+        outcomes = self._journals.outcomes
+        produced = await self.produce(events, metadata, headers, expect=expect)
+        outcome = await outcomes.outcome(self.key, produced.partition_offset.offset)
+        return _append_result(self.key, produced.range, outcome)
+
+    async def produce(
+        self,
+        events: Sequence[Event] | Events,
+        metadata: RecordMetadata | None = None,
+        headers: Mapping[str, str] | None = None,
+        *,
+        expect: int | None = None,
+    ) -> AppendResult:
+        """Produce the append's record and return where it landed, once the broker has it,
+        without learning whether the journal takes it: the append rule may drop it
+        (docs/concurrency.md). For tools and tests that write a history as it is; a service
+        answering a caller uses `append`.
 
         A large append is encoded in a worker thread: a loop serving others is never held up for
         long (encoding runs event by event, releasing the interpreter lock in between).
@@ -269,7 +288,6 @@ class Journal:
         metadata = metadata or RecordMetadata()
         appended = events if isinstance(events, Events) else Events(tuple(events), metadata.payload)
         _check_condition(expect, appended)
-        outcomes = self._journals.outcomes
         timestamp = datetime.now(UTC)
         action = append_action(
             self.key,
@@ -294,8 +312,7 @@ class Journal:
                 sem.EVENTS: len(appended.events),
             }
         position = await self._journals.producer.send(record, attributes)
-        outcome = await outcomes.outcome(self.key, position.offset)
-        return _append_result(self.key, appended.range, outcome)
+        return AppendResult(position, appended.range, timestamp)
 
     async def read(
         self, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
