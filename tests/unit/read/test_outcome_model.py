@@ -137,7 +137,7 @@ def _check(ops: list[Op], split: int) -> None:
     expected, _ = _model(ops)
 
     async def run() -> None:
-        read_now = {
+        read_now: dict[int, object] = {
             record.seq_nr: record.event.payload.value if record.event.payload else None
             async for record in reader.read(KEY)
         }
