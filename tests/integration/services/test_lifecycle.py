@@ -115,8 +115,20 @@ def test_http_shapes(writer: RunningService, reader: RunningService, topic: str)
         created = http.post(events_url, json=body)
         assert created.status_code == 201, created.text
         answer = created.json()
-        assert answer.keys() == {"partition", "offset", "from", "to", "timestamp"}
-        assert (answer["from"], answer["to"]) == (1, 2)
+        assert answer.keys() == {
+            "partition",
+            "offset",
+            "from",
+            "to",
+            "timestamp",
+            "replay",
+            "seqNr",
+        }
+        assert (answer["from"], answer["to"], answer["replay"], answer["seqNr"]) == (1, 2, False, 2)
+        assert created.headers["etag"] == '"2"'
+        again = http.post(events_url, json=body)  # the same append again: a replay
+        assert again.status_code == 200, again.text
+        assert again.json() == {**answer, "replay": True}
 
         assert http.delete(events_url, params={"to": 1}).status_code == 202
         marked = http.post(f"/v1/journals/{topic}/a%2Fb/marks", json={"id": "m"})
@@ -134,11 +146,12 @@ def test_http_shapes(writer: RunningService, reader: RunningService, topic: str)
         assert http.get(f"/v1/journals/{topic}/a%2Fb/pointer").json() == {"seqNr": 2}
         status = http.get(f"/v1/journals/{topic}/a%2Fb").json()
         assert status["deleteTo"] == 1
-        assert status["unreplicatedActions"] == 3
+        # append, its replay (a record the rule drops), delete, mark
+        assert (status["unreplicatedActions"], status["unreplicatedDuplicates"]) == (4, 1)
 
         replication = http.get(f"/v1/topics/{topic}/replication").json()
         assert [p["partition"] for p in replication["partitions"]] == [0, 1, 2, 3]
-        assert replication["lag"] == 3  # append, delete, mark; pointer2 is null
+        assert replication["lag"] == 4  # pointer2 is null
         assert http.get(f"/v1/topics/{topic}/journals").text == ""  # nothing replicated
 
         for path in ("/openapi.json", "/healthz", "/readyz", "/metrics"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from kjournal.errors import HeaderFormatError, InvalidInput
@@ -116,3 +117,26 @@ def test_present_but_invalid_headers_raise_header_format_error(data):
 )
 def test_edge_values_round_trip(header):
     assert decode_action_header(encode_action_header(header)) == header
+
+
+def test_an_append_condition_is_one_more_field_the_scala_library_ignores():
+    """`expectedSeqNr` (docs/concurrency.md) is added after the fields the Scala library writes;
+    its Play JSON reads take the fields they know and ignore others, so the header is as
+    readable there as one without it."""
+    plain = AppendHeader(SeqRange(SeqNr(6), SeqNr(7)), PayloadType.JSON, origin="o")
+    for expect, field in ((5, b',"expectedSeqNr":5}'), (0, b',"expectedSeqNr":0}')):
+        conditional = replace(plain, expect=expect)
+        encoded = encode_action_header(conditional)
+        assert encoded == encode_action_header(plain)[:-2] + field + b"}"
+        assert decode_action_header(encoded) == conditional
+    assert decode_action_header(encode_action_header(plain)) == plain
+    assert plain.expect is None
+
+
+@pytest.mark.parametrize("bad", ['"5"', "-1", "1.5", "true", "9223372036854775808"])
+def test_a_bad_condition_is_a_header_format_error(bad: str):
+    header = (
+        '{"append":{"range":{"from":1,"to":1},"payloadType":"json","expectedSeqNr":' + bad + "}}"
+    )
+    with pytest.raises(HeaderFormatError):
+        decode_action_header(header.encode())
