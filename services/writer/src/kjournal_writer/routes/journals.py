@@ -8,6 +8,7 @@ import uuid
 from fastapi import APIRouter, Request, Response
 from kjournal.api.convert import append_response_json
 from kjournal.errors import JournalNotFound
+from kjournal.metrics.catalogue import WRITER_EVENTS
 from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import JournalDep, journal_of, metrics_of
 from kjournal_service.problems import problem_responses
@@ -46,7 +47,7 @@ async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     args = await read_append(request, http.max_events_per_append, http.offload_body_bytes)
     result = await journal.append(args.events, args.metadata, args.headers)
     metrics_of(request).increment(
-        "kjournal_writer_events_total", len(args.events.events), topic=journal.key.topic
+        WRITER_EVENTS.name, len(args.events.events), topic=journal.key.topic
     )
     return Response(append_response_json(result), 201, media_type="application/json")
 
