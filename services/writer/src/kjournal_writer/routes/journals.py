@@ -43,7 +43,9 @@ async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     # solving): the body parsed straight from bytes by pydantic-core, the answer written directly.
     journal = journal_of(request, topic, id)
     http: WriterHttpSettings = request.app.state.settings.http
-    args = await read_append(request, http.max_events_per_append, http.offload_body_bytes)
+    args = await read_append(
+        request, http.max_events_per_append, http.max_json_depth, http.offload_body_bytes
+    )
     result = await journal.append(args.events, args.metadata, args.headers)
     metrics_of(request).increment(
         "kjournal_writer_events_total", len(args.events.events), topic=journal.key.topic
