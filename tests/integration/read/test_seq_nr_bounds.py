@@ -37,7 +37,7 @@ async def _reads(stack: Stack, key: Key) -> dict[str, object]:
 
 async def _reads_with(stack: Stack, key: Key, *, tail_cache: bool) -> dict[str, object]:
     async with stack.reading(tail_cache=tail_cache) as journals:
-        reads = {
+        reads: dict[str, object] = {
             "all": await read_all(journals, key),
             "from max": await read_all(journals, key, from_=MAX),
             "from max to max": await read_all(journals, key, from_=MAX, to=MAX),
