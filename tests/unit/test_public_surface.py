@@ -51,6 +51,7 @@ EXPECTED = [
     "Key",
     "MarkResult",
     "MicroBatchError",
+    "NestedTooDeeply",
     "NotConfigured",
     "OutcomeUnknown",
     "PartitionCountChanged",

@@ -68,6 +68,33 @@ def test_an_error_ends_the_stream_with_a_problem_line():
     assert lines == ['"0"', '"1"', '"2"', '{"problem":{"detail":"lost"}}']
 
 
+class _FailsToClose:
+    """Two items, then an error while the source is being closed (a driver's cleanup)."""
+
+    def __init__(self) -> None:
+        self.items = iter(range(2))
+
+    def __aiter__(self) -> _FailsToClose:
+        return self
+
+    async def __anext__(self) -> int:
+        item = next(self.items, None)
+        if item is None:
+            raise StopAsyncIteration
+        return item
+
+    async def aclose(self) -> None:
+        raise RuntimeError("cleanup failed")
+
+
+def test_an_error_closing_the_source_still_ends_the_stream_with_a_problem_line():
+    chunks = asyncio.run(
+        _collect(ndjson_chunks(_FailsToClose(), str, 1, lambda exc: {"detail": str(exc)}))
+    )
+    lines = b"".join(chunks).decode().splitlines()
+    assert lines == ['"0"', '"1"', '{"problem":{"detail":"cleanup failed"}}']
+
+
 def test_prefetch_surfaces_errors_before_the_stream_starts():
     async def run() -> None:
         with pytest.raises(KafkaUnavailable):

@@ -22,6 +22,8 @@ def _example(cls: type[errors.KJournalError]) -> errors.KJournalError:
         return errors.UnknownTopic("journal_x")
     if cls is errors.RecordTooLarge:
         return errors.RecordTooLarge(2_000_000, 1_000_000)
+    if cls is errors.NestedTooDeeply:
+        return errors.NestedTooDeeply(64)
     if cls is errors.JournalQuarantined:
         return errors.JournalQuarantined("journal", "a", 3, 1234, "bad header")
     if cls is errors.TopicRepartitioned:
@@ -32,6 +34,7 @@ def _example(cls: type[errors.KJournalError]) -> errors.KJournalError:
 EXPECTED = {
     errors.UnknownTopic: (404, "unknown-topic"),
     errors.RecordTooLarge: (413, "record-too-large"),
+    errors.NestedTooDeeply: (400, "too-deep"),
     errors.InvalidKey: (400, "invalid-key"),
     errors.EmptyBatch: (400, "empty-batch"),
     errors.SeqNrOrderError: (400, "seq-nr-order"),

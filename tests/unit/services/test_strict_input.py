@@ -193,3 +193,73 @@ async def test_from_after_to_reads_nothing() -> None:
         response = await client.get("/v1/journals/journal/a/events", params={"from": 5, "to": 2})
     assert response.status_code == 200
     assert response.text == ""
+
+
+def _nested(depth: int, kind: str) -> str:
+    opening, closing = ("[", "]") if kind == "array" else ('{"a":', "}")
+    return opening * depth + "1" + closing * depth
+
+
+@pytest.mark.parametrize("kind", ["array", "object"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        '{"events": [{"seqNr": 1, "payload": %s}]}',
+        '{"events": [{"seqNr": 1}], "metadata": {"header": %s}}',
+        '{"events": [{"seqNr": 1}], "expireAfter": %s}',
+        "%s",
+    ],
+    ids=["payload", "metadata", "expireAfter", "body"],
+)
+async def test_a_body_nested_10000_deep_is_too_deep_and_nothing_is_written(
+    writer: httpx.AsyncClient, fakes: FakeJournals, kind: str, template: str
+) -> None:
+    # Python's JSON parser recurses once per level: 10 000 levels were a RecursionError (a 500).
+    response = await _post(writer, template % _nested(10_000, kind))
+    assert response.status_code == 400, response.text
+    problem = response.json()
+    assert problem["type"] == "urn:kjournal:problem:too-deep"
+    assert problem["limit"] == WriterSettings().http.max_json_depth
+    assert _nothing_done(fakes)
+
+
+async def test_a_mark_body_nested_too_deep_is_refused(
+    writer: httpx.AsyncClient, fakes: FakeJournals
+) -> None:
+    response = await writer.post(
+        "/v1/journals/journal/a/marks",
+        content='{"id": ' + _nested(10_000, "array") + "}",
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["type"] == "urn:kjournal:problem:too-deep"
+    assert _nothing_done(fakes)
+
+
+async def test_the_depth_limit_counts_levels_not_brackets_in_strings(
+    fakes: FakeJournals,
+) -> None:
+    app = create_writer(WriterSettings.model_validate({"http": {"max_json_depth": 20}}))
+    app.state.journals = fakes
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://writer") as writer:
+        statuses = await _depth_cases(writer)
+    assert statuses == [201, 201, 201, 400]
+    assert len(next(iter(fakes.journals.values())).calls) == 3
+
+
+async def _depth_cases(writer: httpx.AsyncClient) -> list[int]:
+    # The body is 3 levels before the payload: {"events": [{"payload": ...}]}.
+    event = '{"events": [{"seqNr": 1, "payload": $}]}'
+    at_limit = event.replace("$", _nested(17, "array"))
+    over = event.replace("$", _nested(18, "object"))
+    text = '"' + "[{" * 5000 + '\\\\", "payloadType": "text"'  # ends in an escaped backslash
+    brackets = event.replace("$", text)
+    wide = json.dumps({"events": [{"seqNr": n, "payload": [[n]]} for n in range(1, 101)]})
+    statuses = []
+    for body in (at_limit, brackets, wide, over):  # wide: 300 arrays, none deeper than 5
+        response = await _post(writer, body)
+        statuses.append(response.status_code)
+        if response.status_code == 400:
+            assert response.json()["type"] == "urn:kjournal:problem:too-deep", response.text
+    return statuses

@@ -16,7 +16,13 @@ from kjournal.api.keys import KeyRules
 from kjournal.tracing import recording, tracer
 from pydantic import BaseModel
 
-from kjournal_service.asgi import ASGIApp, BodyLimit, RawPathRouting, RequestMetrics
+from kjournal_service.asgi import (
+    ASGIApp,
+    BodyLimit,
+    KeepAliveAfterErrors,
+    RawPathRouting,
+    RequestMetrics,
+)
 from kjournal_service.auth.install import Guard
 from kjournal_service.auth.settings import AuthSettings
 from kjournal_service.deps import known_query
@@ -100,12 +106,13 @@ def service_app(
     def front(inner: ASGIApp) -> ASGIApp:
         # Metrics see every request; then the raw path is the path (the hot routes and the
         # guard match it as the router does); the guard and the body limit run before routing.
-        # The server span covers all of it, refusals included. Built on the first request:
-        # tracing is set up by then, or not at all.
+        # The server span covers all of it, refusals included (and records an exception raised
+        # after the answer, which KeepAliveAfterErrors then keeps from the server). Built on the
+        # first request: tracing is set up by then, or not at all.
         routed = HotRoutes(inner, routes=hot, problems=problems) if hot else inner
         guarded = guard.wrap(BodyLimit(routed, max_bytes=max_body_bytes))
         measured = RequestMetrics(RawPathRouting(guarded), metrics, service)
-        return ServerSpans(measured, tracer()) if recording() else measured
+        return KeepAliveAfterErrors(ServerSpans(measured, tracer()) if recording() else measured)
 
     app.front = front
     return app

@@ -6,6 +6,8 @@
   Content-Length says so, else while buffering a chunked body.
 * `RequestMetrics`: count and time requests per route template (never per path: ids are
   unbounded), and the number in flight.
+* `KeepAliveAfterErrors`: an exception that arrives after its request was answered in full does
+  not reach the server, which would close the kept-alive connection under the client.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from kjournal.metrics.catalogue import HTTP_REQUEST_SECONDS, HTTP_REQUESTS, HTTP
 
 from kjournal_service.problems import problem_response
 
-__all__ = ["ASGIApp", "BodyLimit", "RawPathRouting", "RequestMetrics"]
+__all__ = ["ASGIApp", "BodyLimit", "KeepAliveAfterErrors", "RawPathRouting", "RequestMetrics"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -155,3 +157,33 @@ class RequestMetrics:
                 method=method,
                 route=route,
             )
+
+
+class KeepAliveAfterErrors:
+    """Starlette answers an unexpected exception with the 500 problem (our handler logs it with
+    its trace id) and then raises it again "for the server to log". uvicorn then closes the
+    connection, though the answer told the client it may keep it: the client's next request on it
+    was reset. An exception after a complete answer is dropped here (it was logged); one that
+    breaks an answer midway still reaches the server, which closes the connection, so the
+    client sees a broken body, never a shortened one that looks whole."""
+
+    def __init__(self, app: ASGIApp, /) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        complete = False
+
+        async def send_tracked(message: Message) -> None:
+            nonlocal complete
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                complete = True
+
+        try:
+            await self.app(scope, receive, send_tracked)
+        except Exception:
+            if not complete:
+                raise

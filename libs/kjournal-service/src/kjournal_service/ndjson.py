@@ -49,9 +49,13 @@ class Prefetched(Generic[T]):
                 yield item
 
     async def aclose(self) -> None:
-        aclose = getattr(self._rest, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await _close(self._rest)
+
+
+async def _close(items: AsyncIterator[Any]) -> None:
+    aclose = getattr(items, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 async def prefetch(items: AsyncIterator[T]) -> Prefetched[T]:
@@ -61,9 +65,7 @@ async def prefetch(items: AsyncIterator[T]) -> Prefetched[T]:
     except StopAsyncIteration:
         first = []
     except BaseException:
-        aclose = getattr(items, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await _close(items)
         raise
     return Prefetched(first, items)
 
@@ -84,17 +86,26 @@ async def ndjson_chunks(
     buffer = bytearray()
     iterator = aiter(items)
     count = 0
+    failed = False
     try:
-        async with aclosing(iterator):  # type: ignore[type-var]
+        try:
+            async for item in iterator:
+                buffer += ndjson_line(encode(item))
+                count += 1
+                if len(buffer) >= chunk_bytes:
+                    yield bytes(buffer)
+                    buffer.clear()
+        except Exception as exc:
+            failed = True
+            buffer += ndjson_line({"problem": on_error(exc)})
+        finally:
+            # An error closing the source (a driver's cleanup) breaks the stream as well: it too
+            # ends with a problem line and a complete response, not a cut connection.
             try:
-                async for item in iterator:
-                    buffer += ndjson_line(encode(item))
-                    count += 1
-                    if len(buffer) >= chunk_bytes:
-                        yield bytes(buffer)
-                        buffer.clear()
+                await _close(iterator)
             except Exception as exc:
-                buffer += ndjson_line({"problem": on_error(exc)})
+                if not failed:
+                    buffer += ndjson_line({"problem": on_error(exc)})
         if buffer:
             yield bytes(buffer)
     finally:

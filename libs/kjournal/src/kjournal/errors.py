@@ -10,6 +10,7 @@ KJournalError
 │   ├── InvalidPayload           payload not of its declared type
 │   ├── InvalidDuration          an expireAfter that is not a duration
 │   ├── TooManyEvents            an append of more events than the writer accepts at once
+│   ├── NestedTooDeeply          a request body nested deeper than the writer accepts
 │   └── RecordTooLarge           the encoded record exceeds the configured maximum
 ├── FormatError                  bytes from Kafka or Cassandra that cannot be decoded
 │   ├── HeaderFormatError        a present `journal.action` header that is not valid
@@ -88,6 +89,12 @@ class TooManyEvents(InvalidInput):
     def __init__(self, count: int, limit: int) -> None:
         super().__init__(f"an append of {count} events exceeds the limit of {limit}")
         self.count = count
+        self.limit = limit
+
+
+class NestedTooDeeply(InvalidInput):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the JSON body is nested deeper than the limit of {limit} levels")
         self.limit = limit
 
 

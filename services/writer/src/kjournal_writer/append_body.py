@@ -25,19 +25,22 @@ __all__ = ["read_append"]
 _EVENT: TypeAdapter[EventIn] = TypeAdapter(EventIn)
 
 
-async def read_append(request: Request, max_events: int, offload_bytes: int) -> AppendArgs:
-    """The validated body of an append request (RequestValidationError, TooManyEvents, ...)."""
+async def read_append(
+    request: Request, max_events: int, max_depth: int, offload_bytes: int
+) -> AppendArgs:
+    """The validated body of an append request (RequestValidationError, TooManyEvents,
+    NestedTooDeeply, ...)."""
     content_type = request.headers.get("content-type", "")
     if "json" not in content_type:
         raise HTTPException(415, f"expected an application/json body, not {content_type!r}")
     body = await request.body()
     if len(body) <= offload_bytes:
-        return parse_append(body, max_events)
-    return await asyncio.to_thread(parse_append, body, max_events)
+        return parse_append(body, max_events, max_depth)
+    return await asyncio.to_thread(parse_append, body, max_events, max_depth)
 
 
-def parse_append(body: bytes, max_events: int) -> AppendArgs:
-    data = loads_strict(body)
+def parse_append(body: bytes, max_events: int, max_depth: int) -> AppendArgs:
+    data = loads_strict(body, max_depth)
     if not isinstance(data, dict):
         raise _invalid(("body",), "an append body is a JSON object")
     events = data.get("events")

@@ -43,7 +43,7 @@ async def parse_json_body(request: Request, model: type[M], *, required: bool = 
     content_type = request.headers.get("content-type", "")
     if "json" not in content_type:
         raise HTTPException(415, f"expected an application/json body, not {content_type!r}")
-    data = loads_strict(body)
+    data = loads_strict(body, request.app.state.settings.http.max_json_depth)
     try:
         return model.model_validate(data)
     except ValidationError as exc:

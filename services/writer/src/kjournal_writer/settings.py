@@ -22,6 +22,13 @@ class WriterHttpSettings(HttpSettings):
     max_events_per_append: int = Field(
         default=10_000, ge=1, description="events one append may hold (more: 400 too-many-events)"
     )
+    max_json_depth: int = Field(
+        default=128,
+        ge=8,
+        le=200,
+        description="levels of arrays and objects a JSON body may nest (deeper: 400 too-deep, "
+        "before it is parsed); at most 200, which every part of the path parses",
+    )
     offload_body_bytes: int = Field(
         default=64 * 1024,
         ge=0,

@@ -73,6 +73,7 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
     ProblemSpec(
         errors.TooManyEvents, 400, "too-many-events", "Too many events", ("count", "limit")
     ),
+    ProblemSpec(errors.NestedTooDeeply, 400, "too-deep", "JSON nested too deeply", ("limit",)),
     ProblemSpec(errors.InvalidKey, 400, "invalid-key", "Invalid topic or journal id"),
     ProblemSpec(errors.EmptyBatch, 400, "empty-batch", "Empty batch"),
     ProblemSpec(errors.SeqNrOrderError, 400, "seq-nr-order", "SeqNrs not strictly increasing"),
@@ -305,6 +306,8 @@ def error_for_problem(problem: Problem) -> errors.KJournalError:
             return errors.AppendRefused(
                 str(extras["topic"]), str(extras["id"]), int(extras["seqNr"]), detail
             )
+        if cls is errors.NestedTooDeeply:
+            return errors.NestedTooDeeply(int(extras["limit"]))
         if cls is errors.JournalQuarantined:
             return errors.JournalQuarantined(
                 str(extras["topic"]),
@@ -319,6 +322,7 @@ def error_for_problem(problem: Problem) -> errors.KJournalError:
         errors.UnknownTopic,
         errors.RecordTooLarge,
         errors.TooManyEvents,
+        errors.NestedTooDeeply,
         errors.JournalQuarantined,
     ):
         cls = cls.__mro__[1]

@@ -31,7 +31,7 @@ from kjournal.cassandra.statements.journal import (
     EventRowDecoder,
 )
 from kjournal.errors import SchemaError
-from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.model import SEQ_NR_MAX, EventRecord, Key, SeqNr
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
@@ -198,6 +198,8 @@ class CassandraEventualReader:
         start = from_
         if head.delete_to is not None and start <= head.delete_to:
             start = SeqNr(head.delete_to + 1)
+        if start > SEQ_NR_MAX:  # deleted to the last seqNr there can be
+            return
         size = head.segment_size
         first_segment, last_segment = (
             journal_segment(start, size),
@@ -207,7 +209,7 @@ class CassandraEventualReader:
         check = _RowChecks(key, head, self._integrity)
         for segment in range(first_segment, last_segment + 1):
             low = max(start, segment * size + 1)
-            high = (segment + 1) * size
+            high = min((segment + 1) * size, SEQ_NR_MAX)  # a bound past it is no bigint
             pager = self._pager(
                 self._statements.journal,
                 (key.id, key.topic, segment, low, high),

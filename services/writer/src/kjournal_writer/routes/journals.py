@@ -90,7 +90,9 @@ async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     headers = request.headers
     expect = parse_condition(headers.get("if-match"), headers.get("if-none-match"))
     http: WriterHttpSettings = request.app.state.settings.http
-    args = await read_append(request, http.max_events_per_append, http.offload_body_bytes)
+    args = await read_append(
+        request, http.max_events_per_append, http.max_json_depth, http.offload_body_bytes
+    )
     caller = CALLER_AUTHORIZATION.set(headers.get("authorization"))
     try:
         result = await journal.append(args.events, args.metadata, args.headers, expect=expect)

@@ -1,0 +1,105 @@
+"""Every seqNr the API accepts reads back, at both ends of the range, before and after
+replication: 2^63-1 is a Cassandra bigint, but the end of its segment ((segment + 1) * size) is
+not, and binding it failed every read of the journal once replicated."""
+
+from __future__ import annotations
+
+import pytest
+from kjournal.model import (
+    SEQ_NR_MAX,
+    Event,
+    ExpireAfter,
+    JsonPayload,
+    Key,
+    PayloadMetadata,
+    RecordMetadata,
+    SeqNr,
+)
+from kjournal.model.expire_after import MAX_NANOS
+
+from tests.integration.read.conftest import Stack, read_all
+
+pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.anyio]
+
+MAX = SEQ_NR_MAX
+
+
+def _events(*seq_nrs: int) -> list[Event]:
+    return [Event(SeqNr(n), payload=JsonPayload(str(n))) for n in seq_nrs]
+
+
+async def _reads(stack: Stack, key: Key) -> dict[str, object]:
+    """What the boundary reads of `key` return, by name (the same with the tail cache on)."""
+    without_cache = await _reads_with(stack, key, tail_cache=False)
+    assert await _reads_with(stack, key, tail_cache=True) == without_cache
+    return without_cache
+
+
+async def _reads_with(stack: Stack, key: Key, *, tail_cache: bool) -> dict[str, object]:
+    async with stack.reading(tail_cache=tail_cache) as journals:
+        reads: dict[str, object] = {
+            "all": await read_all(journals, key),
+            "from max": await read_all(journals, key, from_=MAX),
+            "from max to max": await read_all(journals, key, from_=MAX, to=MAX),
+            "to max-1": await read_all(journals, key, to=MAX - 1),
+            "from 1 to 1": await read_all(journals, key, from_=1, to=1),
+            "limit 1": await read_all(journals, key, limit=1),
+        }
+        status = await journals.journal(key).status()
+    reads["status"] = (status.seq_nr, status.delete_to)
+    return reads
+
+
+async def test_the_largest_seq_nr_reads_back_before_and_after_replication(stack: Stack) -> None:
+    key = Key(stack.topic, "largest")
+    await stack.writer.journal(key).append(_events(MAX - 1, MAX))
+    expected = {
+        "all": ([(MAX - 1, str(MAX - 1)), (MAX, str(MAX))], MAX),
+        "from max": ([(MAX, str(MAX))], MAX),
+        "from max to max": ([(MAX, str(MAX))], MAX),
+        "to max-1": ([(MAX - 1, str(MAX - 1))], MAX),
+        "from 1 to 1": ([], MAX),
+        "limit 1": ([(MAX - 1, str(MAX - 1))], MAX),
+        "status": (MAX, MAX - 2),  # a journal that begins at N has had 1..N-1 deleted
+    }
+    assert await _reads(stack, key) == expected, "only in Kafka"
+    await stack.replicate()
+    assert await _reads(stack, key) == expected, "replicated"
+
+
+async def test_a_delete_to_the_largest_seq_nr_deletes_everything(stack: Stack) -> None:
+    key = Key(stack.topic, "deleted")
+    journal = stack.writer.journal(key)
+    await journal.append(_events(MAX - 2, MAX - 1))
+    await stack.replicate()
+    await journal.delete(MAX)
+    empty = {
+        "all": ([], MAX - 1),
+        "from max": ([], MAX - 1),
+        "from max to max": ([], MAX - 1),
+        "to max-1": ([], MAX - 1),
+        "from 1 to 1": ([], MAX - 1),
+        "limit 1": ([], MAX - 1),
+        "status": (MAX - 1, MAX - 1),  # never a delete beyond the last seqNr
+    }
+    assert await _reads(stack, key) == empty, "the delete only in Kafka"
+    await stack.replicate()
+    assert await _reads(stack, key) == empty, "replicated"
+    await journal.append(_events(MAX))
+    await stack.replicate()
+    reads = await _reads(stack, key)
+    assert reads["all"] == ([(MAX, str(MAX))], MAX)
+    assert reads["status"] == (MAX, MAX - 1)
+
+
+async def test_the_smallest_seq_nr_and_the_longest_expiry(stack: Stack) -> None:
+    key = Key(stack.topic, "smallest")
+    journal = stack.writer.journal(key)
+    longest = RecordMetadata(payload=PayloadMetadata(expire_after=ExpireAfter(MAX_NANOS)))
+    await journal.append(_events(1), longest)
+    await stack.replicate()
+    async with stack.reading(tail_cache=False) as journals:
+        assert await read_all(journals, key) == ([(1, "1")], 1)
+        status = await journals.journal(key).status()
+    assert status.expiry is not None
+    assert status.expiry.after == ExpireAfter(MAX_NANOS)
