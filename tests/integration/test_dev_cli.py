@@ -81,7 +81,7 @@ def test_a_taken_port_is_named_with_the_setting_to_change(tmp_path: Path, taken_
 def test_an_unreachable_maven_repository_is_one_line(tmp_path: Path):
     env = _env(
         tmp_path,
-        KJOURNAL_DEV_CACHE=str(tmp_path / "empty-cache"),
+        KJOURNAL_DEV_BUILD_CACHE=str(tmp_path / "empty-cache"),
         KJOURNAL_DEV_MAVEN_REPO=f"http://127.0.0.1:{_free_port()}/maven2",
     )
 

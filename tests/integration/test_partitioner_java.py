@@ -12,10 +12,11 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from kjournal.model import Key, Mark, MarkHeader
 from kjournal.wire import ConsumedRecord, decode_action_record, encode_action, partition_for
+from kjournal_dev.config import DevConfig
 
 ROOT = Path(__file__).parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "wire"
-KAFKA_JARS = ROOT / ".cache" / "jars" / "kafka-4.3.1"
+KAFKA_JARS = DevConfig.from_env().jars_dir / "kafka-4.3.1"
 CLASS_PATH = [KAFKA_JARS / "kafka-clients-4.3.1.jar", KAFKA_JARS / "slf4j-api-1.7.36.jar"]
 
 

@@ -33,11 +33,11 @@ def _chain(tmp_path: Path, lines: list[str]) -> toolchain.Toolchain:
 
 
 def _fake_tool(name: str, seen: list[tuple[str, bool]]) -> toolchain.Tool:
-    def build(chain: toolchain.Toolchain, tool: toolchain.Tool) -> None:
-        cache = chain.settings.cache_dir
+    def build(chain: toolchain.Toolchain, tool: toolchain.Tool, out: Path) -> None:
+        cache = chain.settings.build_cache_dir
         seen.append((tool.name, (gobuild.go_root(cache) / "build" / "x").exists()))
         _fill_go_caches(cache)
-        chain.path(tool.name).write_text("binary")
+        (out / tool.name).write_text("binary")
 
     return toolchain.Tool(name, "v1", (name,), build)
 
@@ -60,7 +60,7 @@ def test_the_caches_are_dropped_once_the_binaries_exist(
     assert two_tools == [("one", False), ("two", True)]  # the second build reused the cache
     assert chain.path("one").is_file()
     assert chain.path("two").is_file()
-    root = gobuild.go_root(chain.settings.cache_dir)
+    root = gobuild.go_root(chain.settings.build_cache_dir)
     assert not any((root / name).exists() for name in ("build", "mod", "path"))
     assert chain.missing(["one", "two"]) == []
 
@@ -81,10 +81,10 @@ def test_nothing_is_built_or_dropped_when_the_tools_are_there(
 ):
     chain = _chain(tmp_path, [])
     chain.ensure(["one"])
-    _fill_go_caches(chain.settings.cache_dir)  # e.g. the collector's build, under way
+    _fill_go_caches(chain.settings.build_cache_dir)  # e.g. the collector's build, under way
     chain.ensure(["one"])
     assert two_tools == [("one", False)]
-    assert (gobuild.go_root(chain.settings.cache_dir) / "build" / "x").exists()
+    assert (gobuild.go_root(chain.settings.build_cache_dir) / "build" / "x").exists()
 
 
 def test_a_second_build_waits_for_the_first(tmp_path: Path):
@@ -116,3 +116,48 @@ def test_no_go_says_what_it_was_needed_for(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(gobuild, "_GO_FALLBACK", Path("/nonexistent/go"))
     with pytest.raises(DevError, match=r"^Go is needed to build the kind toolchain from Go"):
         gobuild.find_go("the kind toolchain")
+
+
+def test_each_tool_is_an_entry_of_its_version_and_linked_into_the_state(
+    tmp_path: Path, two_tools: list[tuple[str, bool]]
+):
+    chain = _chain(tmp_path, [])
+    chain.ensure(["one"])
+    entry = chain.settings.tools_dir / "one-v1"
+    assert chain.path("one") == entry / "one"
+    assert (entry / ".complete").read_text() == "v1"
+    link = chain.settings.bin_dir / "one"
+    assert link.is_symlink()
+    assert link.resolve() == entry / "one"
+    assert not (chain.settings.bin_dir / "two").exists()
+
+
+def test_a_failed_build_leaves_no_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    def fails(chain: toolchain.Toolchain, tool: toolchain.Tool, out: Path) -> None:
+        (out / "broken").write_text("half a binary")
+        raise DevError("compiling broken failed")
+
+    monkeypatch.setattr(
+        toolchain, "TOOLS", {"broken": toolchain.Tool("broken", "v1", ("broken",), fails)}
+    )
+    monkeypatch.setattr(gobuild, "find_go", lambda needed_for: "/usr/bin/go")
+    chain = _chain(tmp_path, [])
+    with pytest.raises(DevError, match="compiling broken failed"):
+        chain.ensure(["broken"])
+    assert chain.missing(["broken"]) == [toolchain.TOOLS["broken"]]
+    assert list(chain.settings.tools_dir.iterdir()) == []
+
+
+def test_the_flat_bin_folder_of_earlier_versions_is_adopted_without_a_build(
+    tmp_path: Path, two_tools: list[tuple[str, bool]]
+):
+    chain = _chain(tmp_path, [])
+    legacy = chain.settings.kind_cache / "bin"
+    legacy.mkdir(parents=True)
+    (legacy / "one").write_text("old build")
+    (legacy / "two").write_text("old build")
+    (legacy / ".versions.json").write_text('{"one": "v1", "two": "v0"}')
+    chain.ensure(["one", "two"])
+    assert two_tools == [("two", False)]  # "one" was there at its version; "two" was not
+    assert chain.path("one").read_text() == "old build"
+    assert chain.path("two").read_text() == "binary"

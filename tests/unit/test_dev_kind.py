@@ -103,12 +103,12 @@ def test_expensive_things_live_in_the_cache_and_running_ones_in_the_state(tmp_pa
     settings = _settings(tmp_path)
     cache, state = tmp_path / "cache", tmp_path / "state"
     for path in (
-        settings.bin_dir,
+        settings.tools_dir,
         settings.docker_data_root,
         settings.rootfs_tar,
     ):
         assert path.is_relative_to(cache)
-    for path in (settings.kubeconfig, settings.log_dir):
+    for path in (settings.kubeconfig, settings.log_dir, settings.bin_dir):
         assert path.is_relative_to(state)
 
 

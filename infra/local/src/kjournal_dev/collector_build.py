@@ -3,9 +3,11 @@
 The collector builder (go.opentelemetry.io/collector/cmd/builder) assembles a distribution with
 exactly what `up` needs: the OTLP receiver, the batch processor and the file exporter. Go modules
 come from the Go module proxy; nothing else is downloaded. The build is recorded by a marker
-naming the versions, so a version bump rebuilds and a second `up` does not.
+naming the versions, so a version bump rebuilds and a second `up` does not. The build is one entry
+of the per-machine build cache (build_cache.py): built in a temporary sibling and renamed into
+place once the binary exists, so every checkout on the machine reuses it and none sees half of it.
 
-Go's caches go under the cache folder and are dropped once the binary exists (gobuild.py).
+Go's caches go under the build cache and are dropped once the binary exists (gobuild.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kjournal_dev import gobuild
+from kjournal_dev import build_cache, gobuild
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 
@@ -25,7 +27,6 @@ __all__ = ["COLLECTOR_VERSION", "built_collector", "ensure_collector"]
 COLLECTOR_VERSION = "0.165.0"
 """Of the builder and the components (the contrib file exporter is released with the core)."""
 PROVIDERS_VERSION = "1.71.0"  # the stable confmap providers released with it
-_MARKER = ".complete"
 
 MANIFEST = f"""\
 dist:
@@ -46,7 +47,11 @@ providers:
 
 
 def _home(config: DevConfig) -> Path:
-    return config.cache_dir / "otelcol" / f"otelcol-kjournal-{COLLECTOR_VERSION}"
+    return config.build_cache_dir / "otelcol" / f"otelcol-kjournal-{COLLECTOR_VERSION}"
+
+
+def _versions() -> str:
+    return json.dumps({"collector": COLLECTOR_VERSION, "providers": PROVIDERS_VERSION})
 
 
 def built_collector(config: DevConfig) -> Path | None:
@@ -54,11 +59,10 @@ def built_collector(config: DevConfig) -> Path | None:
     home = _home(config)
     binary = home / "src" / "otelcol-kjournal"
     try:
-        marker = json.loads((home / _MARKER).read_text())
+        marker = json.loads((home / build_cache.MARKER).read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return None
-    wanted = {"collector": COLLECTOR_VERSION, "providers": PROVIDERS_VERSION}
-    return binary if marker == wanted and binary.is_file() else None
+    return binary if marker == json.loads(_versions()) and binary.is_file() else None
 
 
 def _run(args: Sequence[str], cwd: Path, env: dict[str, str], log: Path) -> int:
@@ -75,26 +79,28 @@ def ensure_collector(config: DevConfig, report: Callable[[str], None] | None = N
     found = built_collector(config)
     if found is not None:
         return found
-    with gobuild.exclusive(config.cache_dir):
+    with gobuild.exclusive(config.build_cache_dir):
         found = built_collector(config)  # another process may have built it meanwhile
-        if found is not None:
-            return found
-        binary = _build(config, report)
-        gobuild.drop_caches(config.cache_dir)
-    return binary
+        if found is None:
+            home = _home(config)
+            shutil.rmtree(home, ignore_errors=True)  # complete, but of other providers
+            with build_cache.entry(home, _versions()) as work:
+                log = home.with_name(home.name + ".build.log")  # kept when the build fails
+                log.unlink(missing_ok=True)
+                _build(config, work, log, report)
+            found = home / "src" / "otelcol-kjournal"
+            gobuild.drop_caches(config.build_cache_dir)
+    return found
 
 
-def _build(config: DevConfig, report: Callable[[str], None] | None) -> Path:
-    home = _home(config)
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
+def _build(config: DevConfig, home: Path, log: Path, report: Callable[[str], None] | None) -> None:
+    """Build the collector in `home` (the entry's temporary folder)."""
     bin_dir = home / "bin"
     go = gobuild.find_go(
         "the OpenTelemetry Collector (or set KJOURNAL_DEV_COLLECTOR=false to run without it: the "
         "services then export no spans)"
     )
-    env = gobuild.go_env(config.cache_dir, bin_dir, go)
-    log = home / "build.log"
+    env = gobuild.go_env(config.build_cache_dir, bin_dir, go)
     if report is not None:
         report(
             f"building the OpenTelemetry Collector {COLLECTOR_VERSION} from Go modules "
@@ -119,6 +125,3 @@ def _build(config: DevConfig, report: Callable[[str], None] | None) -> Path:
     binary = home / "src" / "otelcol-kjournal"
     if not binary.is_file():
         raise DevError(f"the collector builder produced no binary; see {log}")
-    marker = {"collector": COLLECTOR_VERSION, "providers": PROVIDERS_VERSION}
-    (home / _MARKER).write_text(json.dumps(marker))
-    return binary

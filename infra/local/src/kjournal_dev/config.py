@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from kjournal_dev import build_cache
 from kjournal_dev.errors import DevError
 
 KAFKA_VERSION = "4.3.1"
@@ -60,15 +61,23 @@ class DevConfig(BaseModel):
 
     cache_dir: Path = Field(
         alias="KJOURNAL_DEV_CACHE",
-        description="jars, the local Maven repository and built tools (default: <repo>/.cache)",
+        description="one folder for this checkout's state and, unless KJOURNAL_DEV_BUILD_CACHE is "
+        "set, the build cache too (default: <repo>/.cache, holding the state only)",
+    )
+    build_cache_dir: Path = Field(
+        alias="KJOURNAL_DEV_BUILD_CACHE",
+        description="the per-machine build cache every checkout shares: jars, the local Maven "
+        "repository, the collector, the kind toolchain, Go's caches, Docker's data root (default: "
+        "$KJOURNAL_DEV_CACHE if set, else $XDG_CACHE_HOME/kjournal, else ~/.cache/kjournal)",
     )
     state_dir: Path = Field(
         alias="KJOURNAL_DEV_STATE_DIR",
-        description="where `up` records PIDs and ports (default: <cache>/dev)",
+        description="this checkout's running platform: PIDs, ports, logs, credentials, data "
+        "(default: <cache>/dev)",
     )
     maven_local_repo: Path = Field(
         alias="KJOURNAL_DEV_MAVEN_LOCAL_REPO",
-        description="Maven's local repository (default: <cache>/m2)",
+        description="Maven's local repository (default: <build cache>/m2)",
     )
     maven_repo_url: str | None = Field(
         default=None,
@@ -144,19 +153,22 @@ class DevConfig(BaseModel):
             value = tuple(part.strip() for part in value.split(",") if part.strip())
         return value or ("journal",)
 
-    @field_validator("cache_dir", "state_dir", "maven_local_repo")
+    @field_validator("cache_dir", "build_cache_dir", "state_dir", "maven_local_repo")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
         return value.expanduser().resolve()
 
     @model_validator(mode="before")
     @classmethod
-    def _paths_under_the_cache(cls, values: Any) -> Any:
+    def _paths_under_the_caches(cls, values: Any) -> Any:
         if isinstance(values, dict):
-            cache = Path(values.get("cache_dir") or find_repo_root() / ".cache")
-            values = {"cache_dir": cache, **values}
+            given = values.get("cache_dir")
+            cache = Path(given or find_repo_root() / ".cache")
+            # A KJOURNAL_DEV_CACHE set by hand keeps meaning what it always did: everything there.
+            build = build_cache.default_location(os.environ) if given is None else cache
+            values = {"cache_dir": cache, "build_cache_dir": build, **values}
             values.setdefault("state_dir", cache / "dev")
-            values.setdefault("maven_local_repo", cache / "m2")
+            values.setdefault("maven_local_repo", Path(values["build_cache_dir"]) / "m2")
         return values
 
     @property
@@ -193,7 +205,7 @@ class DevConfig(BaseModel):
 
     @property
     def jars_dir(self) -> Path:
-        return self.cache_dir / "jars"
+        return self.build_cache_dir / "jars"
 
     @classmethod
     def env_name(cls, field: str) -> str:
@@ -210,6 +222,8 @@ class DevConfig(BaseModel):
             for field in cls.model_fields
             if (name := cls.env_name(field)) in env and env[name].strip()
         }
+        if "cache_dir" not in values and "build_cache_dir" not in values:
+            values["build_cache_dir"] = str(build_cache.default_location(env))
         try:
             return cls.model_validate(values)
         except ValidationError as exc:

@@ -1,7 +1,7 @@
-"""Go builds into the cache: which `go`, the environment it builds in, and its caches.
+"""Go builds into the build cache: which `go`, the environment it builds in, and its caches.
 
 kjournal-dev builds the kind toolchain and the OpenTelemetry Collector from Go modules. Go keeps
-a module cache and a build cache under `<cache>/go`. Both matter only while building and grow to
+a module cache and a build cache under `<build cache>/go` (build_cache.py). Both matter only while building and grow to
 many GB (docs/images.md has the figures), more than the binaries they make, so they are dropped
 once those binaries exist, and the build cache also between two builds when the disk runs short.
 A later version bump downloads and compiles again.
@@ -92,5 +92,5 @@ def require_disk(path: Path, need_gb: float, what: str) -> None:
     if free < need_gb:
         raise DevError(
             f"not enough disk for {what}: {free:.1f} GB free under {path}, about "
-            f"{need_gb:.0f} GB needed (free some, or point KJOURNAL_DEV_CACHE elsewhere)"
+            f"{need_gb:.0f} GB needed (free some, or point KJOURNAL_DEV_BUILD_CACHE elsewhere)"
         )

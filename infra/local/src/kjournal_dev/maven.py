@@ -1,4 +1,5 @@
-"""Fetch JVM artifacts and their runtime dependencies from Maven Central into the cache, once."""
+"""Fetch JVM artifacts and their runtime dependencies from Maven Central into the build cache,
+once: each bundle one entry (`jars/<name>-<version>/`, build_cache.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from kjournal_dev import build_cache
 from kjournal_dev.config import CASSANDRA_VERSION, KAFKA_VERSION, LOG4J_VERSION, DevConfig
 from kjournal_dev.errors import DevError
 
-_COMPLETE_MARKER = ".complete"
 MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
 FETCH_ATTEMPTS = 3
 RETRY_BACKOFF_S = 5.0
@@ -117,7 +118,7 @@ def _require_reachable(url: str, bundle: Bundle) -> None:
 def fetch(bundle: Bundle, config: DevConfig) -> Path:
     """The bundle's folder of jars, downloading it first if it is not complete yet."""
     target = bundle.folder(config)
-    if (target / _COMPLETE_MARKER).is_file():
+    if build_cache.complete(target):
         return target
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -125,11 +126,12 @@ def fetch(bundle: Bundle, config: DevConfig) -> Path:
             "Maven (`mvn`) is not on PATH; it fetches Kafka and Cassandra: apt-get install maven"
         )
     _require_reachable(config.maven_repo_url or MAVEN_CENTRAL, bundle)
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
     config.maven_local_repo.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="kjournal-mvn-") as work:
+    marker = " ".join(bundle.coordinates) + "\n"
+    with (
+        build_cache.entry(target, marker) as partial,
+        tempfile.TemporaryDirectory(prefix="kjournal-mvn-") as work,
+    ):
         (Path(work) / "pom.xml").write_text(_pom(bundle))
         cmd = [
             mvn,
@@ -159,19 +161,16 @@ def fetch(bundle: Bundle, config: DevConfig) -> Path:
                 flush=True,
             )
             time.sleep(wait_s)
-    if result.returncode != 0:
-        shutil.rmtree(partial, ignore_errors=True)
-        where = config.maven_repo_url or "Maven Central"
-        if unreachable:
+        if result.returncode != 0:  # raised inside the entry: nothing is kept
+            where = config.maven_repo_url or "Maven Central"
+            if unreachable:
+                raise DevError(
+                    f"cannot reach {where} to fetch {bundle.name} {bundle.version}: "
+                    "check the network (or KJOURNAL_DEV_MAVEN_REPO), then run again"
+                )
+            last = [line for line in output.splitlines() if "ERROR" in line][:1]
             raise DevError(
-                f"cannot reach {where} to fetch {bundle.name} {bundle.version}: "
-                "check the network (or KJOURNAL_DEV_MAVEN_REPO), then run again"
+                f"Maven failed to fetch {bundle.name} {bundle.version}: "
+                f"{' '.join(last) or output[-300:]}"
             )
-        last = [line for line in output.splitlines() if "ERROR" in line][:1]
-        raise DevError(
-            f"Maven failed to fetch {bundle.name} {bundle.version}: {' '.join(last) or output[-300:]}"
-        )
-    (partial / _COMPLETE_MARKER).write_text(" ".join(bundle.coordinates) + "\n")
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
     return target

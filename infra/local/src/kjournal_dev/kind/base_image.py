@@ -5,6 +5,7 @@ kept as a tarball in the cache and imported under the same name."""
 from __future__ import annotations
 
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -86,30 +87,34 @@ def _rootfs(progress: Progress, settings: KindSettings) -> Path:
     if tarball.is_file():
         return tarball
     packages.ensure(progress, {"debootstrap": DEBOOTSTRAP}, "building the Debian base image")
-    root = settings.kind_cache / "rootfs.partial"
-    shutil.rmtree(root, ignore_errors=True)
-    root.parent.mkdir(parents=True, exist_ok=True)
+    # Unique partial names: two checkouts may build the same machine-wide tarball at once.
+    settings.kind_cache.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="rootfs.partial-", dir=settings.kind_cache))
+    root.chmod(0o755)  # it becomes the image's `/` (mkdtemp makes it 0700)
+    partial = root.with_name(root.name + ".tar")
     started = time.monotonic()
-    progress.run(
-        f"debootstrap {versions.DEBIAN_SUITE} (minbase) from {settings.debian_mirror}",
-        [
-            str(DEBOOTSTRAP),
-            "--variant=minbase",
-            versions.DEBIAN_SUITE,
-            str(root),
-            settings.debian_mirror,
-        ],
-        "debootstrap",
-    )
-    _slim(root, settings.debian_mirror)
-    partial = tarball.with_suffix(".partial")
-    progress.run(
-        "packing the Debian root file system",
-        ["tar", "--numeric-owner", "-C", str(root), "-cf", str(partial), "."],
-        "debootstrap",
-    )
-    partial.replace(tarball)
-    shutil.rmtree(root, ignore_errors=True)
+    try:
+        progress.run(
+            f"debootstrap {versions.DEBIAN_SUITE} (minbase) from {settings.debian_mirror}",
+            [
+                str(DEBOOTSTRAP),
+                "--variant=minbase",
+                versions.DEBIAN_SUITE,
+                str(root),
+                settings.debian_mirror,
+            ],
+            "debootstrap",
+        )
+        _slim(root, settings.debian_mirror)
+        progress.run(
+            "packing the Debian root file system",
+            ["tar", "--numeric-owner", "-C", str(root), "-cf", str(partial), "."],
+            "debootstrap",
+        )
+        partial.replace(tarball)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        partial.unlink(missing_ok=True)
     progress.report(f"Debian base ready in {elapsed(time.monotonic() - started)}: {tarball}")
     return tarball
 

@@ -74,11 +74,11 @@ class Engine:
     # --- environment for docker, kind, kubectl, helm ---
     def env(self) -> dict[str, str]:
         # kind runs `docker` from PATH: make it Debian's client, which matches the engine.
-        shims = self.settings.kind_state / "bin"
-        if not (shims / "docker").is_symlink():
-            shims.mkdir(parents=True, exist_ok=True)
-            (shims / "docker").symlink_to(DOCKER)
-        path = os.pathsep.join([str(shims), str(self.settings.bin_dir), os.environ.get("PATH", "")])
+        links = self.settings.bin_dir  # also the toolchain's binaries (toolchain.py)
+        if not (links / "docker").is_symlink():
+            links.mkdir(parents=True, exist_ok=True)
+            (links / "docker").symlink_to(DOCKER)
+        path = os.pathsep.join([str(links), os.environ.get("PATH", "")])
         return {
             **os.environ,
             "PATH": path,

@@ -2,7 +2,7 @@
 JVM images (Kafka, Cassandra) from infra/images, all FROM `debian:bookworm-slim`.
 
 The JVM images and the replicator take their jars from jars-only images made from kjournal-dev's
-Maven cache (`.cache/jars/<bundle>/`), so nothing is fetched twice and the build context stays
+Maven cache (`<build cache>/jars/<bundle>/`), so nothing is fetched twice and the build context stays
 the repository. See docs/images.md.
 """
 

@@ -1,9 +1,10 @@
-"""Where the kind tool keeps things, derived from kjournal-dev's cache and state directories.
+"""Where the kind tool keeps things, derived from kjournal-dev's build cache and state directory.
 
 Everything expensive and reusable (Go caches, built binaries, the debootstrapped Debian, Docker's
-data root with its images) lives under the cache (`KJOURNAL_DEV_CACHE`); what belongs to one
-running engine or cluster (PID file, logs, kubeconfig, the host's network state before dockerd
-changed it) lives under the state directory (`KJOURNAL_DEV_STATE_DIR`).
+data root with its images) lives in the per-machine build cache (`KJOURNAL_DEV_BUILD_CACHE`,
+build_cache.py), shared by every checkout; what belongs to one running engine or cluster (PID
+file, logs, kubeconfig, the host's network state before dockerd changed it, the `bin` folder of
+links put on PATH) lives under the checkout's state directory (`KJOURNAL_DEV_STATE_DIR`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ _MODES: tuple[Mode, ...] = ("auto", "offline", "registry")
 
 @dataclass(frozen=True)
 class KindSettings:
-    cache_dir: Path
+    build_cache_dir: Path
     state_dir: Path
     repo_root: Path
     cluster_name: str = "kjournal"
@@ -31,14 +32,15 @@ class KindSettings:
     debian_mirror: str = "http://deb.debian.org/debian"
     ca_bundle: Path = Path("/etc/ssl/certs/ca-certificates.crt")
 
-    # --- cache: built once, reused ---
+    # --- build cache: built once, reused ---
     @property
     def kind_cache(self) -> Path:
-        return self.cache_dir / "kind"
+        return self.build_cache_dir / "kind"
 
     @property
-    def bin_dir(self) -> Path:
-        return self.kind_cache / "bin"
+    def tools_dir(self) -> Path:
+        """One entry per tool and version (`kubernetes-v1.34.4/`), each holding its binaries."""
+        return self.kind_cache / "tools"
 
     @property
     def src_dir(self) -> Path:
@@ -51,12 +53,17 @@ class KindSettings:
 
     @property
     def docker_data_root(self) -> Path:
-        return self.cache_dir / "docker"
+        return self.build_cache_dir / "docker"
 
     # --- state: one engine, one cluster ---
     @property
     def kind_state(self) -> Path:
         return self.state_dir / "kind"
+
+    @property
+    def bin_dir(self) -> Path:
+        """Links to the binaries this checkout uses (and Debian's docker client), put on PATH."""
+        return self.kind_state / "bin"
 
     @property
     def log_dir(self) -> Path:
@@ -85,7 +92,7 @@ class KindSettings:
         if mode is None:
             raise DevError(f"KJOURNAL_DEV_KIND_MODE={raw!r} is not one of {', '.join(_MODES)}")
         return cls(
-            cache_dir=config.cache_dir,
+            build_cache_dir=config.build_cache_dir,
             state_dir=config.state_dir,
             repo_root=find_repo_root(),
             cluster_name=env.get("KJOURNAL_DEV_KIND_CLUSTER", "").strip() or "kjournal",

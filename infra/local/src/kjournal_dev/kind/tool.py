@@ -70,7 +70,7 @@ class KindTool:
         names = [*self._tools(self.offline()), *(["skaffold"] if with_skaffold else [])]
         if self.chain.missing(names):
             gobuild.require_disk(
-                self.settings.cache_dir, _COLD_NEED_GB, "building the kind toolchain"
+                self.settings.build_cache_dir, _COLD_NEED_GB, "building the kind toolchain"
             )
         self.chain.ensure(names)
         return [self.chain.path(b) for tool in toolchain.tools(names) for b in tool.binaries]
@@ -129,7 +129,7 @@ class KindTool:
         built = [
             tool.name for tool in toolchain.tools(toolchain.TOOLS) if self.chain.is_built(tool)
         ]
-        lines.append(f"toolchain {self.settings.bin_dir}: {', '.join(built) or 'nothing built'}")
+        lines.append(f"toolchain {self.settings.tools_dir}: {', '.join(built) or 'nothing built'}")
         cluster = self.cluster.status() if state else None
         if cluster is None or not cluster.exists:
             lines.append(f"cluster   {self.settings.cluster_name}: not running")

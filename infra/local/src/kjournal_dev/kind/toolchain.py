@@ -1,25 +1,28 @@
-"""The kind toolchain, built once from Go modules into the cache: Kubernetes' binaries, etcd,
-kind, crictl, coredns, local-path-provisioner, helm, (on demand) skaffold, and pause from its C
-source. Nothing is downloaded but Go modules; `bin/.versions.json` records what each binary is,
-so a version bump rebuilds exactly what changed.
+"""The kind toolchain, built once from Go modules into the build cache: Kubernetes' binaries,
+etcd, kind, crictl, coredns, local-path-provisioner, helm, (on demand) skaffold, and pause from its
+C source. Nothing is downloaded but Go modules. Each tool and version is one build-cache entry
+(`tools/<name>-<version>/`, build_cache.py), so checkouts at other versions on the same machine
+keep theirs and a half-built tool is never used; the binaries a checkout uses are linked into its
+state's `bin/` (on PATH for kind, kubectl and helm).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kjournal_dev import gobuild
+from kjournal_dev import build_cache, gobuild
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import versions
 from kjournal_dev.kind.progress import Progress
 from kjournal_dev.kind.settings import KindSettings
 
-_MANIFEST = ".versions.json"
+_LEGACY_MANIFEST = ".versions.json"
 
 BUILD_HEADROOM_GB = 8.0
 """Free disk below which Go's build cache is dropped before the next tool's build: about what
@@ -41,79 +44,113 @@ class Tool:
     name: str
     version: str
     binaries: tuple[str, ...]
-    build: Callable[[Toolchain, Tool], None]
+    build: Callable[[Toolchain, Tool, Path], None]
+    """Builds the binaries into the folder it is given."""
 
 
 class Toolchain:
     def __init__(self, settings: KindSettings, progress: Progress) -> None:
         self.settings = settings
         self.progress = progress
-        self.bin_dir = settings.bin_dir
 
     # --- what is there ---
+    def entry(self, tool: Tool) -> Path:
+        return self.settings.tools_dir / f"{tool.name}-{tool.version}"
+
     def path(self, binary: str) -> Path:
-        return self.bin_dir / binary
-
-    def _manifest(self) -> dict[str, str]:
-        try:
-            loaded = json.loads((self.bin_dir / _MANIFEST).read_text())
-        except (FileNotFoundError, json.JSONDecodeError):
-            return {}
-        return {str(k): str(v) for k, v in loaded.items()}
-
-    def _record(self, tool: Tool) -> None:
-        manifest = self._manifest()
-        manifest.update(dict.fromkeys(tool.binaries, tool.version))
-        tmp = self.bin_dir / (_MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
-        tmp.replace(self.bin_dir / _MANIFEST)
+        """The binary from the first built tool that makes it (else where the first would)."""
+        makers = [tool for tool in TOOLS.values() if binary in tool.binaries]
+        if not makers:
+            raise DevError(f"no tool of the kind toolchain builds {binary!r}")
+        built = next((tool for tool in makers if self.is_built(tool)), makers[0])
+        return self.entry(built) / binary
 
     def is_built(self, tool: Tool) -> bool:
-        manifest = self._manifest()
-        return all(
-            manifest.get(binary) == tool.version and self.path(binary).is_file()
-            for binary in tool.binaries
-        )
+        return build_cache.complete(self.entry(tool))
 
     def missing(self, names: Iterable[str]) -> list[Tool]:
         return [tool for tool in tools(names) if not self.is_built(tool)]
 
     def ensure(self, names: Iterable[str]) -> None:
-        """Build each named tool that is missing or at another version, then drop Go's caches."""
-        if not self.missing(names):
-            return
-        self.bin_dir.mkdir(parents=True, exist_ok=True)
-        self.go()  # fail early, in one line, if there is no Go
-        cache_dir = self.settings.cache_dir
-        with gobuild.exclusive(cache_dir):
-            for tool in self.missing(names):  # again: another process may have built some
-                free = gobuild.free_gb(cache_dir)
-                if free < BUILD_HEADROOM_GB:
-                    self.progress.report(
-                        f"{free:.1f} GB free: dropping Go's build cache before building {tool.name}"
-                    )
-                    gobuild.drop_build_cache(cache_dir)
-                tool.build(self, tool)
-                self._record(tool)
-            gobuild.drop_caches(cache_dir)
+        """Build each named tool that is missing at its version, drop Go's caches, and link the
+        binaries into the state's `bin/`."""
+        names = list(names)
+        if self.missing(names):
+            self.go()  # fail early, in one line, if there is no Go
+            root = self.settings.build_cache_dir
+            with gobuild.exclusive(root):
+                for tool in self.missing(names):  # again: another process may have built some
+                    if self._adopt_legacy(tool):
+                        continue
+                    free = gobuild.free_gb(root)
+                    if free < BUILD_HEADROOM_GB:
+                        self.progress.report(
+                            f"{free:.1f} GB free: dropping Go's build cache before building "
+                            f"{tool.name}"
+                        )
+                        gobuild.drop_build_cache(root)
+                    with build_cache.entry(self.entry(tool), tool.version) as out:
+                        tool.build(self, tool, out)
+                gobuild.drop_caches(root)
+        self._link(tools(names))
+
+    def _adopt_legacy(self, tool: Tool) -> bool:
+        """Take the tool from the flat `kind/bin/` of earlier versions of this tool, if that holds
+        it at this version (saves a rebuild of up to 40 minutes after an upgrade)."""
+        legacy = self.settings.kind_cache / "bin"
+        try:
+            recorded = json.loads((legacy / _LEGACY_MANIFEST).read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return False
+        if not all(
+            recorded.get(binary) == tool.version and (legacy / binary).is_file()
+            for binary in tool.binaries
+        ):
+            return False
+        with build_cache.entry(self.entry(tool), tool.version) as out:
+            for binary in tool.binaries:
+                shutil.copy2(legacy / binary, out / binary)
+        return True
+
+    def _link(self, wanted: Iterable[Tool]) -> None:
+        links = self.settings.bin_dir
+        links.mkdir(parents=True, exist_ok=True)
+        for tool in wanted:
+            for binary in tool.binaries:
+                target, link = self.path(binary), links / binary
+                if link.is_symlink() and Path(os.readlink(link)) == target:
+                    continue
+                fresh = links / f".{binary}.link"
+                fresh.unlink(missing_ok=True)
+                fresh.symlink_to(target)
+                fresh.replace(link)
 
     # --- Go ---
     def go(self) -> str:
         return gobuild.find_go("the kind toolchain")
 
-    def go_env(self) -> dict[str, str]:
-        return gobuild.go_env(self.settings.cache_dir, self.bin_dir, self.go())
+    def go_env(self, out: Path | None = None) -> dict[str, str]:
+        """Go's environment; `go install` puts binaries into `out`."""
+        return gobuild.go_env(
+            self.settings.build_cache_dir, out or self.settings.tools_dir, self.go()
+        )
 
     def run_go(
-        self, what: str, args: Sequence[str], log_name: str, cwd: Path | None = None
+        self,
+        what: str,
+        args: Sequence[str],
+        log_name: str,
+        cwd: Path | None = None,
+        out: Path | None = None,
     ) -> None:
         if args and args[0] in ("build", "install"):
             # -v: each package as it is compiled, so the heartbeat shows where a build is.
             args = [args[0], "-v", *args[1:]]
-        self.progress.run(what, [self.go(), *args], log_name, env=self.go_env(), cwd=cwd)
+        self.progress.run(what, [self.go(), *args], log_name, env=self.go_env(out), cwd=cwd)
 
     def module_dir(self, module: str, version: str) -> Path:
         """Download a module (once) and return its directory in the module cache."""
+        self.settings.kind_cache.mkdir(parents=True, exist_ok=True)
         result = self.progress.capture(
             [self.go(), "mod", "download", "-json", f"{module}@{version}"],
             env=self.go_env(),
@@ -122,12 +159,13 @@ class Toolchain:
         )
         return Path(json.loads(result.stdout)["Dir"])
 
-    def install(self, what: str, package: str, version: str, log_name: str) -> None:
+    def install(self, what: str, package: str, version: str, log_name: str, out: Path) -> None:
         self.run_go(
             what,
             ["install", "-trimpath", "-ldflags=-s -w", f"{package}@{version}"],
             log_name,
             cwd=self.settings.kind_cache,
+            out=out,
         )
 
 
@@ -189,7 +227,7 @@ def _kubernetes_ldflags(version: str) -> str:
     return " ".join(flags)
 
 
-def _build_kubernetes(chain: Toolchain, tool: Tool) -> None:
+def _build_kubernetes(chain: Toolchain, tool: Tool, out: Path) -> None:
     work = _kubernetes_module(chain)
     chain.run_go(
         f"building Kubernetes {tool.version} ({', '.join(tool.binaries)})",
@@ -198,7 +236,7 @@ def _build_kubernetes(chain: Toolchain, tool: Tool) -> None:
             "-trimpath",
             f"-ldflags={_kubernetes_ldflags(tool.version)}",
             "-o",
-            str(chain.bin_dir) + "/",
+            str(out) + "/",
             *(f"k8s.io/kubernetes/cmd/{cmd}" for cmd in tool.binaries),
         ],
         f"build-{tool.name}",
@@ -206,7 +244,7 @@ def _build_kubernetes(chain: Toolchain, tool: Tool) -> None:
     )
 
 
-def _build_etcd(chain: Toolchain, tool: Tool) -> None:
+def _build_etcd(chain: Toolchain, tool: Tool, out: Path) -> None:
     """etcd's own go.mod replaces its sibling modules by path, so `go install` refuses it; a
     wrapper `main` that calls etcdmain builds the same server."""
     work = chain.settings.src_dir / f"etcd-{tool.version}"
@@ -224,22 +262,22 @@ def _build_etcd(chain: Toolchain, tool: Tool) -> None:
         chain.run_go(f"resolving etcd {tool.version} modules", ["mod", "tidy"], "go-mod-etcd", work)
     chain.run_go(
         f"building etcd {tool.version}",
-        ["build", "-trimpath", "-ldflags=-s -w", "-o", str(chain.path("etcd")), "."],
+        ["build", "-trimpath", "-ldflags=-s -w", "-o", str(out / "etcd"), "."],
         "build-etcd",
         work,
     )
 
 
-def _go_install(package: str) -> Callable[[Toolchain, Tool], None]:
-    def build(chain: Toolchain, tool: Tool) -> None:
+def _go_install(package: str) -> Callable[[Toolchain, Tool, Path], None]:
+    def build(chain: Toolchain, tool: Tool, out: Path) -> None:
         chain.install(
-            f"building {tool.name} {tool.version}", package, tool.version, f"build-{tool.name}"
+            f"building {tool.name} {tool.version}", package, tool.version, f"build-{tool.name}", out
         )
 
     return build
 
 
-def _build_skaffold(chain: Toolchain, tool: Tool) -> None:
+def _build_skaffold(chain: Toolchain, tool: Tool, out: Path) -> None:
     """skaffold's go.mod has replace directives (go install refuses them): build inside a copy of
     its module, where they apply."""
     module = "github.com/GoogleContainerTools/skaffold/v2"
@@ -257,7 +295,7 @@ def _build_skaffold(chain: Toolchain, tool: Tool) -> None:
             "-trimpath",
             f"-ldflags=-s -w -X {module}/pkg/skaffold/version.version={tool.version}",
             "-o",
-            str(chain.path("skaffold")),
+            str(out / "skaffold"),
             "./cmd/skaffold",
         ],
         "build-skaffold",
@@ -265,7 +303,7 @@ def _build_skaffold(chain: Toolchain, tool: Tool) -> None:
     )
 
 
-def _build_pause(chain: Toolchain, tool: Tool) -> None:
+def _build_pause(chain: Toolchain, tool: Tool, out: Path) -> None:
     """The sandbox container's `pause`, compiled statically from Kubernetes' own C source."""
     gcc = shutil.which("gcc")
     if gcc is None:
@@ -283,7 +321,7 @@ def _build_pause(chain: Toolchain, tool: Tool) -> None:
             "-static",
             f"-DVERSION=v{tool.version}-kjournal",
             "-o",
-            str(chain.path("pause")),
+            str(out / "pause"),
             str(source),
         ],
         "build-pause",
