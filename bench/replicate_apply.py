@@ -44,6 +44,7 @@ from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.metrics import RecordingMetrics
+from kjournal.metrics.catalogue import REPLICATOR_EVENTS, REPLICATOR_SLICE_SECONDS
 from kjournal.model import ActionRecord, Event, Events, JsonPayload, Key, PartitionOffset, SeqNr
 from kjournal.replicate import replicate_partition
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
@@ -162,8 +163,8 @@ def replicate_one_partition(
         cpu = time.process_time() - cpu_started
     finally:
         session.cluster.shutdown()
-    written = int(metrics.counter("kjournal_replicator_events_total", topic=TOPIC))
-    slice_times = metrics.observations("kjournal_replicator_slice_seconds", topic=TOPIC)
+    written = int(metrics.counter(REPLICATOR_EVENTS.name, topic=TOPIC))
+    slice_times = metrics.observations(REPLICATOR_SLICE_SECONDS.name, topic=TOPIC)
     return PartitionRun(len(records), written, started, finished, cpu, tuple(slice_times))
 
 

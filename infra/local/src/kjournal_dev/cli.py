@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from kjournal_dev import chart_cli
@@ -125,19 +126,41 @@ def _trace(platform: Platform, args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings_docs(platform: Platform, args: argparse.Namespace) -> int:
-    from kjournal_dev import settings_docs
-
-    if args.write:
-        settings_docs.docs_path().write_text(settings_docs.render())
-        print(f"wrote {settings_docs.docs_path()}")
+def _generated_doc(
+    write: bool, path: Path, generated: Callable[[str], str], problem: str | None
+) -> int:
+    """`--write`: `path` becomes `generated(its text)`; else report `problem` (None: up to date)."""
+    if write:
+        path.write_text(generated(path.read_text() if path.exists() else ""))
+        print(f"wrote {path}")
         return 0
-    problem = settings_docs.check()
     if problem is not None:
         print(f"kjournal-dev: {problem}", file=sys.stderr)
         return 1
-    print("docs/configuration.md is up to date")
+    print(f"{path} is up to date")
     return 0
+
+
+def _settings_docs(platform: Platform, args: argparse.Namespace) -> int:
+    from kjournal_dev import settings_docs
+
+    return _generated_doc(
+        args.write,
+        settings_docs.docs_path(),
+        lambda current: settings_docs.render(),
+        None if args.write else settings_docs.check(),
+    )
+
+
+def _metrics_docs(platform: Platform, args: argparse.Namespace) -> int:
+    from kjournal_dev import metrics_docs
+
+    return _generated_doc(
+        args.write,
+        metrics_docs.docs_path(),
+        metrics_docs.render,
+        None if args.write else metrics_docs.check(),
+    )
 
 
 def _token(platform: Platform, args: argparse.Namespace) -> int:
@@ -197,6 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     docs.add_argument("--write", action="store_true", help="regenerate the file")
     docs.set_defaults(run=_settings_docs)
+    metric_docs = sub.add_parser(
+        "metrics-docs",
+        help="check (or --write) docs/observability.md's metric table against the metrics "
+        "catalogue (kjournal/metrics/catalogue.py)",
+    )
+    metric_docs.add_argument("--write", action="store_true", help="regenerate the table")
+    metric_docs.set_defaults(run=_metrics_docs)
     kind_cli.register(sub)
     token = sub.add_parser(
         "token",

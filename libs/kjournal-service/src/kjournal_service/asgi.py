@@ -16,6 +16,7 @@ from typing import Any
 
 from kjournal.api.problems import request_too_large_problem
 from kjournal.metrics import Metrics
+from kjournal.metrics.catalogue import HTTP_REQUEST_SECONDS, HTTP_REQUESTS, HTTP_REQUESTS_IN_FLIGHT
 
 from kjournal_service.problems import problem_response
 
@@ -131,18 +132,16 @@ class RequestMetrics:
             await send(message)
 
         self.in_flight += 1
-        self.metrics.set("kjournal_http_requests_in_flight", self.in_flight, service=self.service)
+        self.metrics.set(HTTP_REQUESTS_IN_FLIGHT.name, self.in_flight, service=self.service)
         try:
             await self.app(scope, receive, send_status)
         finally:
             self.in_flight -= 1
-            self.metrics.set(
-                "kjournal_http_requests_in_flight", self.in_flight, service=self.service
-            )
+            self.metrics.set(HTTP_REQUESTS_IN_FLIGHT.name, self.in_flight, service=self.service)
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             method = str(scope.get("method", ""))
             self.metrics.increment(
-                "kjournal_http_requests_total",
+                HTTP_REQUESTS.name,
                 1,
                 service=self.service,
                 method=method,
@@ -150,7 +149,7 @@ class RequestMetrics:
                 status=str(status),
             )
             self.metrics.observe(
-                "kjournal_http_request_seconds",
+                HTTP_REQUEST_SECONDS.name,
                 time.perf_counter() - started,
                 service=self.service,
                 method=method,

@@ -16,6 +16,7 @@ from types import TracebackType
 
 from kjournal.aio import cancel_and_wait
 from kjournal.metrics import Metrics
+from kjournal.metrics.catalogue import DEPENDENCY_UP
 from kjournal.tracing import untraced
 
 from kjournal_service.readiness import Check, check_readiness
@@ -60,7 +61,7 @@ class DependencyWatch:
         now = time.monotonic()
         for name, result in report.checks.items():
             self._metrics.set(
-                "kjournal_dependency_up",
+                DEPENDENCY_UP.name,
                 1 if result.ok else 0,
                 service=self._service,
                 dependency=name,

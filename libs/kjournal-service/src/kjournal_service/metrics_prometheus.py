@@ -1,8 +1,9 @@
 """`Metrics` on prometheus-client: each name becomes a Counter, Histogram or Gauge on first use.
 
-Label names are fixed by a metric's first call (Prometheus requires one label set per name); a
-later call with other labels, or the same name used as another kind, is logged once and dropped
-rather than failing the operation that recorded it.
+A metric of kjournal's catalogue (kjournal/metrics/catalogue.py) takes its kind, help and label
+names from its declaration; any other name, from its first call (Prometheus requires one label
+set per name). A call with other labels, or as another kind, is logged once and dropped rather
+than failing the operation that recorded it.
 
     metrics = PrometheusMetrics()
     body, content_type = metrics.exposition()   # for GET /metrics
@@ -15,6 +16,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from kjournal.metrics.catalogue import Kind, declared
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -47,6 +49,13 @@ DEFAULT_BUCKETS: tuple[float, ...] = (
     10.0,
     30.0,
 )
+
+
+_KINDS: dict[Kind, type[MetricWrapperBase]] = {
+    Kind.COUNTER: Counter,
+    Kind.HISTOGRAM: Histogram,
+    Kind.GAUGE: Gauge,
+}
 
 
 class PrometheusMetrics:
@@ -106,27 +115,40 @@ class PrometheusMetrics:
         with self._lock:
             known = self._metrics.get(name)
             if known is None:
-                metric = self._create(kind, name, names)
-                self._metrics[name] = (kind, names, metric)
-                return metric
-            if known[0] is kind and known[1] == names:
-                return known[2]
+                spec = declared(name)
+                expected = (
+                    (kind, names)
+                    if spec is None
+                    else (_KINDS[spec.kind], tuple(sorted(spec.labels)))
+                )
+                if expected == (kind, names):
+                    help_text = name.replace("_", " ") if spec is None else spec.help
+                    metric = self._create(kind, name, names, help_text)
+                    self._metrics[name] = (kind, names, metric)
+                    return metric
+            else:
+                if known[0] is kind and known[1] == names:
+                    return known[2]
+                expected = (known[0], known[1])
             if (name, kind, names) not in self._refused:
                 self._refused.add((name, kind, names))
                 log.warning(
                     "metric %s is a %s with labels %s; dropping a %s with labels %s",
                     name,
-                    known[0].__name__,
-                    known[1],
+                    expected[0].__name__,
+                    expected[1],
                     kind.__name__,
                     names,
                 )
             return None
 
     def _create(
-        self, kind: type[MetricWrapperBase], name: str, labels: tuple[str, ...]
+        self,
+        kind: type[MetricWrapperBase],
+        name: str,
+        labels: tuple[str, ...],
+        documentation: str,
     ) -> MetricWrapperBase:
-        documentation = name.replace("_", " ")
         if kind is Histogram:
             return Histogram(
                 name, documentation, labels, registry=self.registry, buckets=self._buckets

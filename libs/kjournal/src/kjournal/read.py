@@ -25,6 +25,7 @@ from opentelemetry.trace import Span
 from kjournal.errors import JournalQuarantined, TopicRepartitioned
 from kjournal.fold.head_info import HeadInfo, fold_head_info
 from kjournal.metrics import NOOP_METRICS, Metrics
+from kjournal.metrics.catalogue import READ_PAYLOADS_DECODED, READ_PHASE_SECONDS
 from kjournal.model import (
     SEQ_NR_MAX,
     ActionRecord,
@@ -46,7 +47,7 @@ from kjournal.wire.events import decode_events
 T = TypeVar("T")
 
 
-PHASE_SECONDS = "kjournal_read_phase_seconds"
+PHASE_SECONDS = READ_PHASE_SECONDS.name
 """How long each step of a read's start took (`phase`: end_offset, pointer2, head, tail)."""
 
 
@@ -257,7 +258,7 @@ class JournalReader:
                 async for record in self._refetched_events(view, offset, start, to, dropped):
                     yield record
                 return
-            self._metrics.increment("kjournal_read_payloads_decoded_total", 1, topic=view.key.topic)
+            self._metrics.increment(READ_PAYLOADS_DECODED.name, 1, topic=view.key.topic)
             for record in event_records(action, view.partition, offset):
                 if start <= record.seq_nr <= to:
                     yield record
@@ -275,7 +276,7 @@ class JournalReader:
                 continue
             if append.header.range.from_ > to:
                 return
-            self._metrics.increment("kjournal_read_payloads_decoded_total", 1, topic=view.key.topic)
+            self._metrics.increment(READ_PAYLOADS_DECODED.name, 1, topic=view.key.topic)
             for record in event_records(append, view.partition, action_record.offset):
                 if start <= record.seq_nr <= to:
                     yield record

@@ -50,6 +50,17 @@ from kjournal.fold.batch import Appends, DeleteBatch, fold_batches
 from kjournal.fold.head_info import HeadInfo
 from kjournal.fold.plan import InsertRows, Plan, Step, plan_append, plan_delete, plan_purge
 from kjournal.metrics import NOOP_METRICS, Metrics
+from kjournal.metrics.catalogue import (
+    REPLICATOR_BATCHES,
+    REPLICATOR_DROPPED_APPENDS,
+    REPLICATOR_EVENTS,
+    REPLICATOR_IGNORED_RECORDS,
+    REPLICATOR_POINTER2_OFFSET,
+    REPLICATOR_QUARANTINED_RECORDS,
+    REPLICATOR_RECORD_AGE,
+    REPLICATOR_RECORDS,
+    REPLICATOR_SLICE_SECONDS,
+)
 from kjournal.model import (
     ACTION_HEADER,
     ActionRecord,
@@ -592,11 +603,11 @@ def _record_metrics(
     metrics: Metrics, result: ReplicationResult, seconds: float, slice_: _Slice, now: datetime
 ) -> None:
     topic = result.topic
-    metrics.observe("kjournal_replicator_slice_seconds", seconds, topic=topic)
-    metrics.increment("kjournal_replicator_records_total", result.records, topic=topic)
-    metrics.increment("kjournal_replicator_ignored_records_total", result.ignored, topic=topic)
-    metrics.increment("kjournal_replicator_batches_total", result.batches, topic=topic)
-    metrics.increment("kjournal_replicator_events_total", result.events, topic=topic)
+    metrics.observe(REPLICATOR_SLICE_SECONDS.name, seconds, topic=topic)
+    metrics.increment(REPLICATOR_RECORDS.name, result.records, topic=topic)
+    metrics.increment(REPLICATOR_IGNORED_RECORDS.name, result.ignored, topic=topic)
+    metrics.increment(REPLICATOR_BATCHES.name, result.batches, topic=topic)
+    metrics.increment(REPLICATOR_EVENTS.name, result.events, topic=topic)
     replays = result.dropped - result.conflicts - result.refused
     for kind, count in (
         ("replay", replays),
@@ -604,21 +615,17 @@ def _record_metrics(
         ("conflict", result.conflicts),
     ):
         if count:
-            metrics.increment(
-                "kjournal_replicator_dropped_appends_total", count, topic=topic, kind=kind
-            )
+            metrics.increment(REPLICATOR_DROPPED_APPENDS.name, count, topic=topic, kind=kind)
     for kind, count in (("poison", result.quarantined), ("parked", result.parked)):
         if count:
-            metrics.increment(
-                "kjournal_replicator_quarantined_records_total", count, topic=topic, kind=kind
-            )
+            metrics.increment(REPLICATOR_QUARANTINED_RECORDS.name, count, topic=topic, kind=kind)
     if result.pointer2 is not None:
         metrics.set(
-            "kjournal_replicator_pointer2_offset",
+            REPLICATOR_POINTER2_OFFSET.name,
             result.pointer2,
             topic=topic,
             partition=str(result.partition),
         )
     if slice_.newest_timestamp_ms is not None:
         age = now.timestamp() - slice_.newest_timestamp_ms / 1000
-        metrics.observe("kjournal_replicator_record_age_seconds", max(age, 0.0), topic=topic)
+        metrics.observe(REPLICATOR_RECORD_AGE.name, max(age, 0.0), topic=topic)

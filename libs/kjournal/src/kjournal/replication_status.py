@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from kjournal.metrics import Metrics
+from kjournal.metrics.catalogue import REPLICATION_LAG
 from kjournal.model.replication import PartitionReplication, TopicReplication
 
 __all__ = [
@@ -22,7 +23,7 @@ __all__ = [
     "replication_status",
 ]
 
-REPLICATION_LAG_METRIC = "kjournal_replication_lag_records"
+REPLICATION_LAG_METRIC = REPLICATION_LAG.name
 
 
 class OffsetsSource(Protocol):

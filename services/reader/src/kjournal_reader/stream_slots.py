@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kjournal.errors import Busy
 from kjournal.metrics import Metrics
+from kjournal.metrics.catalogue import READER_STREAMS_IN_PROGRESS, READER_STREAMS_REFUSED
 
 __all__ = ["StreamSlot", "StreamSlots"]
 
@@ -33,12 +34,12 @@ class StreamSlots:
     def take(self) -> StreamSlot:
         """A slot, or Busy if all are taken."""
         if self.in_use >= self.limit:
-            self._metrics.increment("kjournal_reader_streams_refused_total", 1)
+            self._metrics.increment(READER_STREAMS_REFUSED.name, 1)
             raise Busy(f"{self.limit} streamed reads are in progress: retry later")
         self.in_use += 1
-        self._metrics.set("kjournal_reader_streams_in_progress", self.in_use)
+        self._metrics.set(READER_STREAMS_IN_PROGRESS.name, self.in_use)
         return StreamSlot(self)
 
     def _released(self) -> None:
         self.in_use -= 1
-        self._metrics.set("kjournal_reader_streams_in_progress", self.in_use)
+        self._metrics.set(READER_STREAMS_IN_PROGRESS.name, self.in_use)

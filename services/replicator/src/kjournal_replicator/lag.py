@@ -13,12 +13,12 @@ import threading
 
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics import Metrics
+from kjournal.metrics.catalogue import REPLICATOR_END_OFFSET
 from kjournal.model.replication import PartitionReplication, TopicReplication
 from kjournal.replication_status import record_lag
 from kjournal.tracing import untraced
 
 from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
-from kjournal_replicator.metrics import END_OFFSET
 from kjournal_replicator.offsets import Pointer2
 from kjournal_replicator.settings import TopicSettings
 from kjournal_replicator.topic_watch import TopicWatch
@@ -91,7 +91,7 @@ class LagMonitor:
             record_lag(self._metrics, status)
             for partition in status.partitions:
                 self._metrics.set(
-                    END_OFFSET,
+                    REPLICATOR_END_OFFSET.name,
                     partition.end_offset,
                     topic=status.topic,
                     partition=str(partition.partition),

@@ -13,20 +13,9 @@ from kjournal.metrics import LabelKey, Metrics, RecordingMetrics
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 
 __all__ = [
-    "END_OFFSET",
-    "LATENCY",
-    "MICRO_BATCHES",
-    "MICRO_BATCH_SECONDS",
     "MetricsSnapshot",
     "driver_metrics",
 ]
-
-# Names recorded by the replicator itself (the core's are kjournal.replicate's, and the lag is
-# kjournal.replication_status's).
-END_OFFSET = "kjournal_replicator_end_offset"
-LATENCY = "kjournal_replicator_latency_seconds"
-MICRO_BATCHES = "kjournal_replicator_micro_batches_total"
-MICRO_BATCH_SECONDS = "kjournal_replicator_micro_batch_seconds"
 
 # Seconds: slices take milliseconds to seconds, latency grows to minutes while the job is behind.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900)

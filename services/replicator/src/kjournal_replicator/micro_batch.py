@@ -30,12 +30,16 @@ from dataclasses import dataclass, field, replace
 
 from kjournal.errors import MicroBatchError
 from kjournal.metrics import Metrics
+from kjournal.metrics.catalogue import (
+    REPLICATOR_LATENCY,
+    REPLICATOR_MICRO_BATCH_SECONDS,
+    REPLICATOR_MICRO_BATCHES,
+)
 from kjournal.tracing import conventions as sem
 from kjournal.tracing import span
 from pyspark.sql import DataFrame
 
 from kjournal_replicator.apply import COLUMNS, ApplyTask, SliceReport
-from kjournal_replicator.metrics import LATENCY, MICRO_BATCH_SECONDS, MICRO_BATCHES
 from kjournal_replicator.offsets import Pointer2, describe_gap, find_gaps
 from kjournal_replicator.ranges import OffsetRange, micro_batch_ranges
 from kjournal_replicator.slice_span import task_parent
@@ -139,7 +143,7 @@ class MicroBatchHandler:
                     )
         except Exception:
             self.status.failures += 1
-            self._metrics.increment(MICRO_BATCHES, result="failed")
+            self._metrics.increment(REPLICATOR_MICRO_BATCHES.name, result="failed")
             log.exception("micro-batch %d failed", batch_id)
             raise
         finally:
@@ -151,7 +155,7 @@ class MicroBatchHandler:
     def _run(self, batch: DataFrame, batch_id: int, started: float) -> MicroBatchSummary:
         ranges = [r for _, r in micro_batch_ranges(batch) if r.size > 0]
         if not ranges:
-            self._metrics.increment(MICRO_BATCHES, result="empty")
+            self._metrics.increment(REPLICATOR_MICRO_BATCHES.name, result="empty")
             return MicroBatchSummary.of(batch_id, [], time.perf_counter() - started)
         if self._task.apply.fail_on_gap:
             self._fill_gaps(batch_id, ranges)
@@ -159,8 +163,8 @@ class MicroBatchHandler:
         checked = time.perf_counter()
         reports = self._apply(batch, ranges)
         seconds = time.perf_counter() - started
-        self._metrics.increment(MICRO_BATCHES, result="applied")
-        self._metrics.observe(MICRO_BATCH_SECONDS, seconds)
+        self._metrics.increment(REPLICATOR_MICRO_BATCHES.name, result="applied")
+        self._metrics.observe(REPLICATOR_MICRO_BATCH_SECONDS.name, seconds)
         summary = MicroBatchSummary.of(batch_id, reports, seconds)
         log.info(
             "micro-batch %d: %d partitions, %d records, %d events, %d journals, "
@@ -197,7 +201,7 @@ class MicroBatchHandler:
             report.metrics.replay(self._metrics)
             topic = report.result.topic
             for latency in report.latencies:
-                self._metrics.observe(LATENCY, latency, topic=topic)
+                self._metrics.observe(REPLICATOR_LATENCY.name, latency, topic=topic)
         return reports
 
     def _fill_gaps(self, batch_id: int, ranges: Sequence[OffsetRange]) -> None:
@@ -236,7 +240,7 @@ class MicroBatchHandler:
             raise MicroBatchError(
                 f"applying unreplicated offsets read from Kafka again failed: {described}: {exc}"
             ) from exc
-        self._metrics.increment(MICRO_BATCHES, result="gap_filled")
+        self._metrics.increment(REPLICATOR_MICRO_BATCHES.name, result="gap_filled")
         left = find_gaps(ranges, self._pointer2)
         if left:
             raise MicroBatchError(

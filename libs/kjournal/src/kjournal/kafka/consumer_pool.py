@@ -16,6 +16,7 @@ from kjournal.errors import DeadlineExceeded
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
 from kjournal.metrics import Metrics, NoopMetrics
+from kjournal.metrics.catalogue import CONSUMER_ACQUIRE_SECONDS, CONSUMER_POOL_TIMEOUTS
 from kjournal.tracing import span
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ class ConsumerPool:
                 async with asyncio.timeout(self._settings.acquire_timeout_s):
                     await self._slots.acquire()
             except TimeoutError:
-                self._metrics.increment("kjournal_consumer_pool_timeouts_total")
+                self._metrics.increment(CONSUMER_POOL_TIMEOUTS.name)
                 raise DeadlineExceeded(
                     f"no Kafka consumer free within {self._settings.acquire_timeout_s} s "
                     f"(pool of {self._settings.max_size})"
@@ -82,9 +83,7 @@ class ConsumerPool:
                 raise
         healthy = False
         try:
-            self._metrics.observe(
-                "kjournal_consumer_acquire_seconds", time.perf_counter() - started
-            )
+            self._metrics.observe(CONSUMER_ACQUIRE_SECONDS.name, time.perf_counter() - started)
             try:
                 yield consumer
                 healthy = True

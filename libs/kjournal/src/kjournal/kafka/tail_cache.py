@@ -24,6 +24,7 @@ from kjournal.kafka.partition_cache import PartitionCache, PayloadBudget
 from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
+from kjournal.metrics.catalogue import TAIL_CACHE_FAILURES, TAIL_CACHE_REQUESTS
 from kjournal.model import Key
 from kjournal.ports import EventualReader
 from kjournal.tail import Tail
@@ -93,9 +94,7 @@ class _TopicCache:
             except asyncio.CancelledError:
                 raise
             except Exception:
-                self._owner.metrics.increment(
-                    "kjournal_tail_cache_failures_total", 1, topic=self.topic
-                )
+                self._owner.metrics.increment(TAIL_CACHE_FAILURES.name, 1, topic=self.topic)
                 log.exception("tail cache of topic %s failed; rebuilding", self.topic)
             self._reset()
             await self._notify()
@@ -227,7 +226,7 @@ class TailCache:
             cache.start()
         answer = await cache.tail(key.id, partition, start, end)
         self.metrics.increment(
-            "kjournal_tail_cache_requests_total",
+            TAIL_CACHE_REQUESTS.name,
             1,
             topic=key.topic,
             result="hit" if answer is not None else "unknown",

@@ -17,6 +17,12 @@ from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import ConsumerPoolSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
+from kjournal.metrics.catalogue import (
+    KAFKA_END_OFFSET_SECONDS,
+    KAFKA_POLL_SECONDS,
+    KAFKA_SEEK_SECONDS,
+    KAFKA_TAIL_RECORDS_SCANNED,
+)
 from kjournal.model import ActionRecord, Key
 from kjournal.tail import Tail, TailBuilder
 from kjournal.tracing import conventions as sem
@@ -67,9 +73,7 @@ class KafkaTailScanner:
             started = time.perf_counter()
             with kafka_errors(topic):
                 ends = await consumer.end_offsets([tp])
-            self._metrics.observe(
-                "kjournal_kafka_end_offset_seconds", time.perf_counter() - started
-            )
+            self._metrics.observe(KAFKA_END_OFFSET_SECONDS.name, time.perf_counter() - started)
         return int(ends[tp])
 
     async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
@@ -95,7 +99,7 @@ class KafkaTailScanner:
             seek_started = time.perf_counter()
             with span("consumer seek", attributes={sem.MESSAGING_KAFKA_OFFSET: start}):
                 consumer.seek(tp, start)
-            self._metrics.observe("kjournal_kafka_seek_seconds", time.perf_counter() - seek_started)
+            self._metrics.observe(KAFKA_SEEK_SECONDS.name, time.perf_counter() - seek_started)
             async for record in self._scan(consumer, tp, end, wanted):
                 action = decode_action_record(record)
                 if action is not None:
@@ -130,7 +134,7 @@ class KafkaTailScanner:
                 )
                 if polled is not None:
                     polled.set_attribute(sem.MESSAGING_BATCH_COUNT, len(batch.get(tp, ())))
-            self._metrics.observe("kjournal_kafka_poll_seconds", time.perf_counter() - poll_started)
+            self._metrics.observe(KAFKA_POLL_SECONDS.name, time.perf_counter() - poll_started)
             records = batch.get(tp, [])
             if not records:
                 with kafka_errors(tp.topic):
@@ -156,4 +160,4 @@ class KafkaTailScanner:
                     )
             average = max(1, polled_bytes // len(records))
             max_records = max(1, min(self._max_poll_records, _POLL_BYTES // average))
-        self._metrics.increment("kjournal_kafka_tail_records_scanned_total", scanned)
+        self._metrics.increment(KAFKA_TAIL_RECORDS_SCANNED.name, scanned)

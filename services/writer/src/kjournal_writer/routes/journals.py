@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request, Response
 from kjournal.api.conditions import entity_tag, parse_condition
 from kjournal.api.convert import append_response_json
 from kjournal.errors import JournalNotFound
+from kjournal.metrics.catalogue import WRITER_EVENTS
 from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import JournalDep, journal_of, metrics_of
 from kjournal_service.problems import problem_responses
@@ -97,7 +98,7 @@ async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
         CALLER_AUTHORIZATION.reset(caller)
     if not result.replay:
         metrics_of(request).increment(
-            "kjournal_writer_events_total", len(args.events.events), topic=journal.key.topic
+            WRITER_EVENTS.name, len(args.events.events), topic=journal.key.topic
         )
     return Response(
         append_response_json(result),
