@@ -8,7 +8,6 @@ so `KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.1,10.0.0.2` reaches `contact_point
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, timedelta, timezone, tzinfo
 from enum import StrEnum
 from typing import Literal, Self
@@ -59,7 +58,8 @@ class Consistency(StrEnum):
 
 class CassandraTables(BaseModel):
     """Table names inside the keyspace: the Scala library's (and cassandra-sync's `locks`) and
-    kjournal's own (`quarantine`, `conflicts`)."""
+    kjournal's own (`quarantine`, `conflicts`). Declared and validated here only; `TableNames`
+    adds the keyspace."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -128,44 +128,21 @@ class CassandraReplication(BaseModel):
         return self
 
 
-@dataclass(frozen=True, slots=True)
-class TableNames:
-    """The keyspace and the (unqualified) name of each table."""
+class TableNames(CassandraTables):
+    """The keyspace and the (unqualified) name of each table: the section's names, with the
+    keyspace they live in (what the statements, the reader, the store and the schema step take).
+    """
 
     keyspace: str = "journal"
-    journal: str = "journal"
-    metajournal: str = "metajournal"
-    pointer2: str = "pointer2"
-    setting: str = "setting"
-    quarantine: str = "quarantine"
-    conflicts: str = "conflicts"
-    locks: str = "locks"
 
-    def __post_init__(self) -> None:
-        for name in (
-            self.keyspace,
-            self.journal,
-            self.metajournal,
-            self.pointer2,
-            self.setting,
-            self.quarantine,
-            self.conflicts,
-            self.locks,
-        ):
-            validate_cql_name(name)
+    @field_validator("keyspace")
+    @classmethod
+    def _valid_keyspace(cls, value: str) -> str:
+        return validate_cql_name(value)
 
     @classmethod
     def of(cls, keyspace: str, tables: CassandraTables) -> TableNames:
-        return cls(
-            keyspace=keyspace,
-            journal=tables.journal,
-            metajournal=tables.metajournal,
-            pointer2=tables.pointer2,
-            setting=tables.setting,
-            quarantine=tables.quarantine,
-            conflicts=tables.conflicts,
-            locks=tables.locks,
-        )
+        return cls(keyspace=keyspace, **tables.model_dump())
 
     def qualified(self, table: str) -> str:
         return f"{self.keyspace}.{table}"

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -135,12 +134,11 @@ class CassandraReplicatedStore:
         # (docs/cassandra-schema.md).
         self._old_buckets: dict[Key, int] = {}
 
-        self._journal = _JournalWrites.prepare(self._prepare, tables)
-        self._metajournal = _MetajournalWrites.prepare(self._prepare, tables)
-        self._pointer2 = _Pointer2Writes.prepare(self._prepare, tables)
-        self._quarantine = _QuarantineWrites.prepare(self._prepare, tables)
-        self._conflicts = self._prepare(conflicts.insert_cql(tables))
-        self._select_rows = self._prepare(journal.select_cql(tables))
+        self._journal = journal.StoreStatements.prepare(self._prepare, tables)
+        self._metajournal = metajournal.StoreStatements.prepare(self._prepare, tables)
+        self._pointer2 = pointer2.StoreStatements.prepare(self._prepare, tables)
+        self._quarantine = quarantine.StoreStatements.prepare(self._prepare, tables)
+        self._conflicts = conflicts.StoreStatements.prepare(self._prepare, tables).insert
 
     # ReplicatedStore
 
@@ -295,7 +293,7 @@ class CassandraReplicatedStore:
         ]
         decode = journal.EventRowDecoder(key)
         found: dict[int, EventRecord] = {}
-        for rows in self._read_all(self._select_rows, args, f"reading events of {key}"):
+        for rows in self._read_all(self._journal.select, args, f"reading events of {key}"):
             for record in decode.page(rows):
                 seq = record.seq_nr
                 if seq in seq_nrs and (
@@ -480,76 +478,3 @@ def _update_values(key: Key, bucket: int, write: UpdateHead) -> tuple[Any, ...]:
     if write.expiry is not None:
         values += [metajournal.expire_after_to_duration(write.expiry.after), write.expiry.on]
     return (*values, key.topic, bucket, key.id)
-
-
-# Prepared statements, per table. All are prepared up front: statements are built on the
-# driver's I/O thread (see `write`), where a blocking prepare would wait for itself.
-
-Prepare = Callable[[str], PreparedStatement]
-
-
-@dataclass(frozen=True, slots=True)
-class _JournalWrites:
-    insert: Binder
-    delete_segment: PreparedStatement
-    delete_segment_to: PreparedStatement
-
-    @classmethod
-    def prepare(cls, prepare: Prepare, tables: TableNames) -> _JournalWrites:
-        return cls(
-            Binder(prepare(journal.insert_cql(tables))),
-            prepare(journal.delete_segment_cql(tables)),
-            prepare(journal.delete_segment_to_cql(tables)),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _MetajournalWrites:
-    select_heads: PreparedStatement
-    insert: Binder
-    delete: PreparedStatement
-    updates: dict[metajournal.HeadUpdate, Binder]
-
-    @classmethod
-    def prepare(cls, prepare: Prepare, tables: TableNames) -> _MetajournalWrites:
-        return cls(
-            prepare(metajournal.heads_select_cql(tables)),
-            Binder(prepare(metajournal.insert_cql(tables))),
-            prepare(metajournal.delete_cql(tables)),
-            {
-                shape: Binder(prepare(metajournal.update_cql(tables, shape)))
-                for shape in metajournal.update_shapes()
-            },
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Pointer2Writes:
-    select: PreparedStatement
-    insert: PreparedStatement
-    update: PreparedStatement
-
-    @classmethod
-    def prepare(cls, prepare: Prepare, tables: TableNames) -> _Pointer2Writes:
-        return cls(
-            prepare(pointer2.select_cql(tables)),
-            prepare(pointer2.insert_cql(tables)),
-            prepare(pointer2.update_cql(tables)),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _QuarantineWrites:
-    insert: PreparedStatement
-    journals: PreparedStatement
-    first_of_journal: PreparedStatement
-    first_in_partition: PreparedStatement
-
-    @classmethod
-    def prepare(cls, prepare: Prepare, tables: TableNames) -> _QuarantineWrites:
-        return cls(
-            prepare(quarantine.insert_cql(tables)),
-            prepare(quarantine.journals_cql(tables)),
-            prepare(quarantine.first_of_journal_cql(tables)),
-            prepare(quarantine.first_in_partition_cql(tables)),
-        )

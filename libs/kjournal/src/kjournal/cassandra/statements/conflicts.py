@@ -7,15 +7,27 @@ duplicate rule).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, Final
 
+from cassandra.query import PreparedStatement
+
 from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import Prepare
 from kjournal.cassandra.tables import TableDef
 from kjournal.model import PartitionOffset, seq_nr
 from kjournal.model.conflict import Conflict
 
-__all__ = ["COLUMNS", "CONFLICTS", "conflict_from_row", "insert_cql", "insert_values", "select_cql"]
+__all__ = [
+    "COLUMNS",
+    "CONFLICTS",
+    "StoreStatements",
+    "conflict_from_row",
+    "insert_cql",
+    "insert_values",
+    "select_cql",
+]
 
 CONFLICTS = TableDef(
     columns=(
@@ -72,3 +84,14 @@ def conflict_from_row(row: tuple[Any, ...]) -> Conflict:
         kept=PartitionOffset(kept_partition, kept_offset),
         detected_at=detected_at.replace(tzinfo=UTC),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatements:
+    """The replicator's store's statement on `conflicts`."""
+
+    insert: PreparedStatement
+
+    @classmethod
+    def prepare(cls, prepare: Prepare, tables: TableNames) -> StoreStatements:
+        return cls(prepare(insert_cql(tables)))

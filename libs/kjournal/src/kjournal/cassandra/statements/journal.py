@@ -15,13 +15,16 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC
 from types import MappingProxyType
 from typing import Any, Final, NoReturn, cast
 
-from cassandra.query import UNSET_VALUE
+from cassandra.query import UNSET_VALUE, PreparedStatement
 
+from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import Prepare
 from kjournal.cassandra.tables import TableDef
 from kjournal.errors import DataIntegrityError, FormatError, InvalidPayload
 from kjournal.model import (
@@ -48,6 +51,7 @@ __all__ = [
     "META_RECORD_ID_INDEX",
     "SELECT_COLUMNS",
     "EventRowDecoder",
+    "StoreStatements",
     "delete_segment_cql",
     "delete_segment_to_cql",
     "event_record_from_row",
@@ -480,3 +484,22 @@ def _user_headers(headers: dict[str, str]) -> Mapping[str, str]:
 def event_record_from_row(row: tuple[Any, ...]) -> EventRecord:
     """One `SELECT_COLUMNS` row as an EventRecord (for many rows use EventRowDecoder)."""
     return EventRowDecoder()(row)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatements:
+    """The replicator's store's statements on `journal`."""
+
+    insert: Binder
+    delete_segment: PreparedStatement
+    delete_segment_to: PreparedStatement
+    select: PreparedStatement
+
+    @classmethod
+    def prepare(cls, prepare: Prepare, tables: TableNames) -> StoreStatements:
+        return cls(
+            Binder(prepare(insert_cql(tables))),
+            prepare(delete_segment_cql(tables)),
+            prepare(delete_segment_to_cql(tables)),
+            prepare(select_cql(tables)),
+        )

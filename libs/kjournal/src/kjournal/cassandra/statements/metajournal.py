@@ -8,13 +8,16 @@ buckets) or the old one (100).
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, Final
 
-from cassandra.query import UNSET_VALUE
+from cassandra.query import UNSET_VALUE, PreparedStatement
 from cassandra.util import Date, Duration
 
+from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import Prepare
 from kjournal.cassandra.statements.journal import unset_if_none
 from kjournal.cassandra.tables import TableDef
 from kjournal.errors import FormatError, InvalidDuration, InvalidSeqNr
@@ -26,6 +29,7 @@ __all__ = [
     "HEAD_INSERT_COLUMNS",
     "METAJOURNAL",
     "HeadUpdate",
+    "StoreStatements",
     "delete_cql",
     "expire_after_from_duration",
     "expire_after_to_duration",
@@ -210,3 +214,22 @@ def update_cql(tables: TableNames, shape: HeadUpdate) -> str:
         f"UPDATE {tables.qualified(tables.metajournal)} SET {', '.join(sets)} "
         "WHERE topic = ? AND segment = ? AND id = ?"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatements:
+    """The replicator's store's statements on `metajournal`: one update per `HeadUpdate` shape."""
+
+    select_heads: PreparedStatement
+    insert: Binder
+    delete: PreparedStatement
+    updates: dict[HeadUpdate, Binder]
+
+    @classmethod
+    def prepare(cls, prepare: Prepare, tables: TableNames) -> StoreStatements:
+        return cls(
+            prepare(heads_select_cql(tables)),
+            Binder(prepare(insert_cql(tables))),
+            prepare(delete_cql(tables)),
+            {shape: Binder(prepare(update_cql(tables, shape))) for shape in update_shapes()},
+        )

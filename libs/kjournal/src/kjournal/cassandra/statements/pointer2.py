@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from cassandra.query import PreparedStatement
+
 from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import Prepare
 from kjournal.cassandra.tables import TableDef
 
-__all__ = ["POINTER2", "insert_cql", "select_cql", "update_cql"]
+__all__ = ["POINTER2", "StoreStatements", "insert_cql", "select_cql", "update_cql"]
 
 POINTER2 = TableDef(
     columns=(
@@ -40,3 +45,18 @@ def update_cql(tables: TableNames) -> str:
         f"UPDATE {tables.qualified(tables.pointer2)} SET offset = ?, updated = ? "
         "WHERE topic = ? AND partition = ?"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatements:
+    """The replicator's store's statements on `pointer2`."""
+
+    select: PreparedStatement
+    insert: PreparedStatement
+    update: PreparedStatement
+
+    @classmethod
+    def prepare(cls, prepare: Prepare, tables: TableNames) -> StoreStatements:
+        return cls(
+            prepare(select_cql(tables)), prepare(insert_cql(tables)), prepare(update_cql(tables))
+        )

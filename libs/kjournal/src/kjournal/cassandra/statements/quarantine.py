@@ -6,10 +6,14 @@ and the journal's later records parked behind it (kjournal.replicate explains th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from cassandra.query import PreparedStatement
+
 from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import Prepare
 from kjournal.cassandra.statements.journal import unset_if_none
 from kjournal.cassandra.tables import TableDef
 from kjournal.model.quarantine import QuarantinedRecord
@@ -17,6 +21,7 @@ from kjournal.model.quarantine import QuarantinedRecord
 __all__ = [
     "COLUMNS",
     "QUARANTINE",
+    "StoreStatements",
     "first_in_partition_cql",
     "first_of_journal_cql",
     "insert_cql",
@@ -125,3 +130,22 @@ def first_in_partition_cql(tables: TableNames) -> str:
         f"SELECT offset FROM {tables.qualified(tables.quarantine)} "
         "WHERE topic = ? AND id = ? AND partition = ? LIMIT 1"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatements:
+    """The replicator's store's statements on `quarantine`."""
+
+    insert: PreparedStatement
+    journals: PreparedStatement
+    first_of_journal: PreparedStatement
+    first_in_partition: PreparedStatement
+
+    @classmethod
+    def prepare(cls, prepare: Prepare, tables: TableNames) -> StoreStatements:
+        return cls(
+            prepare(insert_cql(tables)),
+            prepare(journals_cql(tables)),
+            prepare(first_of_journal_cql(tables)),
+            prepare(first_in_partition_cql(tables)),
+        )
