@@ -34,7 +34,6 @@ from cassandra.concurrent import execute_concurrent, execute_concurrent_with_arg
 from cassandra.query import BatchStatement, BatchType, PreparedStatement, Statement
 from opentelemetry.trace import StatusCode
 
-from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
 from kjournal.cassandra.segments import (
     METAJOURNAL_BUCKETS,
@@ -149,10 +148,8 @@ class CassandraReplicatedStore:
     def set_pointer2(
         self, topic: str, partition: int, offset: int, now: datetime, *, insert: bool
     ) -> None:
-        if insert:
-            statement = self._pointer2.insert.bind((topic, partition, offset, now, now))
-        else:
-            statement = self._pointer2.update.bind((offset, now, topic, partition))
+        bind = self._pointer2.bind_insert if insert else self._pointer2.bind_update
+        statement = bind(topic, partition, offset, now)
         with (
             statement_span(statement),
             driver_errors(f"writing pointer2 of {topic}:{partition}"),
@@ -370,31 +367,20 @@ class CassandraReplicatedStore:
             for statement, values in zip(self._journal.insert.bind_all(rows), rows, strict=True):
                 yield statement, _estimate(values)
         elif isinstance(write, DeleteRows):
-            if write.to is None:
-                values = (key.id, key.topic, write.segment)
-                yield self._journal.delete_segment.bind(values), _SMALL_STATEMENT
-            else:
-                values = (key.id, key.topic, write.segment, write.to)
-                yield self._journal.delete_segment_to.bind(values), _SMALL_STATEMENT
+            yield self._journal.bind_delete(key, write.segment, write.to), _SMALL_STATEMENT
         elif isinstance(write, InsertHead):
             # A new head always goes to the current layout, whatever held the previous one.
             current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version)
             created = write.created.astimezone(UTC)
-            values = (key.topic, current, key.id, *metajournal.journal_head_values(write.head))
-            values += (created, created.date(), created, write.origin)
-            yield self._metajournal.insert.bind(values), _SMALL_STATEMENT
+            statement = self._metajournal.bind_insert(
+                key, current, write.head, created, write.origin
+            )
+            yield statement, _SMALL_STATEMENT
         elif isinstance(write, UpdateHead):
-            values = _update_values(key, bucket, write)
-            yield self._update_head(write).bind(values), _SMALL_STATEMENT
+            yield self._metajournal.bind_update(key, bucket, write), _SMALL_STATEMENT
         else:
             assert isinstance(write, DeleteHead)
-            yield self._metajournal.delete.bind((key.topic, bucket, key.id)), _SMALL_STATEMENT
-
-    def _update_head(self, write: UpdateHead) -> Binder:
-        expiry = 1 if write.expiry is not None else 2 if write.remove_expiry else 0
-        return self._metajournal.updates[
-            (write.seq_nr is not None, write.delete_to is not None, expiry)
-        ]
+            yield self._metajournal.bind_delete(key, bucket), _SMALL_STATEMENT
 
     # Execution
 
@@ -466,15 +452,3 @@ def _estimate(values: tuple[Any, ...]) -> int:
                 len(k.encode("utf-8")) + len(v.encode("utf-8")) + 8 for k, v in value.items()
             )
     return size
-
-
-def _update_values(key: Key, bucket: int, write: UpdateHead) -> tuple[Any, ...]:
-    position = write.partition_offset
-    values: list[Any] = [position.partition, position.offset, write.updated]
-    if write.seq_nr is not None:
-        values.append(write.seq_nr)
-    if write.delete_to is not None:
-        values.append(write.delete_to)
-    if write.expiry is not None:
-        values += [metajournal.expire_after_to_duration(write.expiry.after), write.expiry.on]
-    return (*values, key.topic, bucket, key.id)

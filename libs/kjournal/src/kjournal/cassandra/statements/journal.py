@@ -20,7 +20,7 @@ from datetime import UTC
 from types import MappingProxyType
 from typing import Any, Final, NoReturn, cast
 
-from cassandra.query import UNSET_VALUE, PreparedStatement
+from cassandra.query import UNSET_VALUE, PreparedStatement, Statement
 
 from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
@@ -503,3 +503,9 @@ class StoreStatements:
             prepare(delete_segment_to_cql(tables)),
             prepare(select_cql(tables)),
         )
+
+    def bind_delete(self, key: Key, segment: int, to: int | None) -> Statement:
+        """A segment's rows, all of them (`to` None) or up to seqNr `to`."""
+        if to is None:
+            return self.delete_segment.bind((key.id, key.topic, segment))
+        return self.delete_segment_to.bind((key.id, key.topic, segment, to))

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any, Final
 
-from cassandra.query import UNSET_VALUE, PreparedStatement
+from cassandra.query import UNSET_VALUE, PreparedStatement, Statement
 from cassandra.util import Date, Duration
 
 from kjournal.cassandra.binding import Binder
@@ -21,7 +21,8 @@ from kjournal.cassandra.statements import Prepare
 from kjournal.cassandra.statements.journal import unset_if_none
 from kjournal.cassandra.tables import TableDef
 from kjournal.errors import FormatError, InvalidDuration, InvalidSeqNr
-from kjournal.model import ExpireAfter, PartitionOffset, seq_nr
+from kjournal.fold.plan import UpdateHead
+from kjournal.model import ExpireAfter, Key, PartitionOffset, seq_nr
 from kjournal.model.head import MIN_SEGMENT_SIZE, Expiry, JournalHead
 
 __all__ = [
@@ -233,3 +234,26 @@ class StoreStatements:
             prepare(delete_cql(tables)),
             {shape: Binder(prepare(update_cql(tables, shape))) for shape in update_shapes()},
         )
+
+    def bind_insert(
+        self, key: Key, bucket: int, head: JournalHead, created: datetime, origin: str | None
+    ) -> Statement:
+        """A new head; `created` (UTC) is also its `created_date` and first `updated`."""
+        values = (key.topic, bucket, key.id, *journal_head_values(head))
+        return self.insert.bind((*values, created, created.date(), created, origin))
+
+    def bind_update(self, key: Key, bucket: int, write: UpdateHead) -> Statement:
+        expiry = 1 if write.expiry is not None else 2 if write.remove_expiry else 0
+        shape = (write.seq_nr is not None, write.delete_to is not None, expiry)
+        position = write.partition_offset
+        values: list[Any] = [position.partition, position.offset, write.updated]
+        if write.seq_nr is not None:
+            values.append(write.seq_nr)
+        if write.delete_to is not None:
+            values.append(write.delete_to)
+        if write.expiry is not None:
+            values += [expire_after_to_duration(write.expiry.after), write.expiry.on]
+        return self.updates[shape].bind((*values, key.topic, bucket, key.id))
+
+    def bind_delete(self, key: Key, bucket: int) -> Statement:
+        return self.delete.bind((key.topic, bucket, key.id))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from cassandra.query import PreparedStatement
+from cassandra.query import PreparedStatement, Statement
 
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import Prepare
@@ -60,3 +61,9 @@ class StoreStatements:
         return cls(
             prepare(select_cql(tables)), prepare(insert_cql(tables)), prepare(update_cql(tables))
         )
+
+    def bind_insert(self, topic: str, partition: int, offset: int, now: datetime) -> Statement:
+        return self.insert.bind((topic, partition, offset, now, now))
+
+    def bind_update(self, topic: str, partition: int, offset: int, now: datetime) -> Statement:
+        return self.update.bind((offset, now, topic, partition))
