@@ -336,4 +336,6 @@ def test_column_lists_match_the_table_definitions():
     assert set(journal.SELECT_COLUMNS) <= set(journal.INSERT_COLUMNS)
     assert set(metajournal.HEAD_COLUMNS) <= {name for name, _ in metajournal.METAJOURNAL.columns}
     assert tuple(name for name, _ in quarantine.QUARANTINE.columns) == quarantine.COLUMNS
-    assert journal.insert_cql(TableNames(keyspace="ks")).startswith("INSERT INTO ks.journal (id, topic,")
+    assert journal.insert_cql(TableNames(keyspace="ks")).startswith(
+        "INSERT INTO ks.journal (id, topic,"
+    )
