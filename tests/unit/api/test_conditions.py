@@ -14,6 +14,7 @@ from kjournal.errors import InvalidInput
         ('"5"', None, 5),
         (' "5" ', None, 5),
         ('"0"', None, 0),
+        ("5", None, 5),  # not quoted: the tag it obviously means
         (None, "*", 0),
         ('"9223372036854775806"', None, 2**63 - 2),
     ],
@@ -25,7 +26,7 @@ def test_conditions_parse(if_match: str | None, if_none_match: str | None, expec
 @pytest.mark.parametrize(
     ("if_match", "if_none_match"),
     [
-        ("5", None),  # not quoted
+        ('"5', None),  # half quoted
         ('W/"5"', None),  # weak
         ('"5", "6"', None),  # a list
         ("*", None),

@@ -19,7 +19,7 @@ else is OutcomeUnknown, and the writer's client resends, which is judged afresh 
 
 from __future__ import annotations
 
-from kjournal.errors import InvalidInput, OutcomeUnknown
+from kjournal.errors import JournalNotFound, OutcomeUnknown
 from kjournal.fold.append_rule import Dropped, dropped_kind, same_content, takes
 from kjournal.fold.head_info import fold_head_info
 from kjournal.model import (
@@ -56,7 +56,7 @@ class LocalOutcomes:
 async def append_outcome(reader: JournalReader, key: Key, offset: int) -> AppendOutcome:
     """The outcome of the append of journal `key` at `offset` of its partition.
 
-    InvalidInput if that record is not an append of this journal; OutcomeUnknown if replication
+    JournalNotFound if that record is not an append of this journal (or not there yet); OutcomeUnknown if replication
     passed it and what readers return now does not tell (see the module docstring).
     """
     partition = await reader.partition(key)
@@ -90,7 +90,7 @@ async def append_outcome(reader: JournalReader, key: Key, offset: int) -> Append
 
 def _the_append(key: Key, offset: int, record: ActionRecord | None) -> Append:
     if record is None or not isinstance(record.action, Append):
-        raise InvalidInput(f"offset {offset} holds no append of journal {key}")
+        raise JournalNotFound(f"offset {offset} holds no append of journal {key}")
     return record.action
 
 

@@ -4,6 +4,8 @@ The schema states every rule a JSON Schema can; the hooks add what it cannot:
 
 * seqNrs strictly increase within an append: a generated list of valid seqNrs is renumbered
   upwards from its first (an invalid seqNr is left alone, so a negative case stays negative);
+  under a valid `If-Match: "p"` they start at p + 1, and `If-None-Match` is left out beside it
+  (the two together are refused);
 * data to find: a topic matching the schema becomes, for most cases, the test's existing topic
   (`KJOURNAL_FUZZ_TOPIC`), and an id, for half the cases, the journal the test appended
   (`KJOURNAL_FUZZ_ID`), so reads reach Cassandra and Kafka rather than a 404;
@@ -43,14 +45,18 @@ def _valid_seq_nr(value: Any) -> bool:
 _cases = itertools.count()
 
 
-def _increasing(body: Any) -> Any:
+_ENTITY_TAG = re.compile(r'"?(0|[1-9][0-9]{0,17})"?')
+
+
+def _increasing(body: Any, expected: int | None = None) -> Any:
     events = body.get("events") if isinstance(body, dict) else None
     if not isinstance(events, list) or not events:
         return body
     if not all(isinstance(e, dict) and _valid_seq_nr(e.get("seqNr")) for e in events):
         return body
     body = copy.deepcopy(body)
-    first = min(int(body["events"][0]["seqNr"]), SEQ_NR_MAX - len(events) + 1)
+    first = int(body["events"][0]["seqNr"]) if not expected else expected + 1
+    first = min(first, SEQ_NR_MAX - len(events) + 1)
     for offset, event in enumerate(body["events"]):
         event["seqNr"] = first + offset
     return body
@@ -73,7 +79,14 @@ def _existing(parameters: dict[str, Any]) -> dict[str, Any]:
 def before_call(ctx: schemathesis.HookContext, case: schemathesis.Case[Any], kwargs: Any) -> None:
     """Every phase's request (examples, coverage, fuzzing) passes here just before it is sent."""
     # Assign only what changed: schemathesis re-judges the negative parts of an assigned container.
-    body = _increasing(case.body)
+    expected: int | None = None
+    headers = case.headers
+    if_match = headers.get("If-Match") if headers is not None else None
+    if isinstance(if_match, str) and (match := _ENTITY_TAG.fullmatch(if_match)):
+        expected = int(match[1])
+        if headers is not None and "If-None-Match" in headers:
+            del headers["If-None-Match"]
+    body = _increasing(case.body, expected)
     if body is not case.body:
         case.body = body
     if isinstance(case.path_parameters, dict):

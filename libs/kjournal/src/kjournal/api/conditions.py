@@ -2,7 +2,8 @@
 the `ETag: "<seqNr>"` of a journal.
 
 A journal's entity tag is its seqNr, quoted; `"0"` stands for a journal that does not exist, so
-`If-Match: "0"` means the same as `If-None-Match: *`. The condition travels in the append's
+`If-Match: "0"` means the same as `If-None-Match: *`. An unquoted seqNr (`If-Match: 5`) is taken
+as the tag it obviously means. The condition travels in the append's
 record as `expect` (kjournal/fold/append_rule.py): None, 0, or the seqNr the journal must have.
 """
 
@@ -15,7 +16,7 @@ from kjournal.model.seq_nr import SEQ_NR_MAX
 
 __all__ = ["condition_headers", "entity_tag", "parse_condition"]
 
-_ENTITY_TAG = re.compile(r'"(0|[1-9][0-9]{0,18})"')
+_ENTITY_TAG = re.compile(r'"(0|[1-9][0-9]{0,18})"|(0|[1-9][0-9]{0,18})')
 
 
 def entity_tag(seq_nr: int | None) -> str:
@@ -34,12 +35,12 @@ def parse_condition(if_match: str | None, if_none_match: str | None) -> int | No
     if if_match is None:
         return None
     match = _ENTITY_TAG.fullmatch(if_match.strip())
-    if match is None or int(match[1]) >= SEQ_NR_MAX:
+    if match is None or int(match[1] or match[2]) >= SEQ_NR_MAX:
         raise InvalidInput(
             f'If-Match takes one strong entity tag "<seqNr>" (0 to {SEQ_NR_MAX - 1}): '
             f"the journal's seqNr, as its ETag gives it; got {if_match!r}"
         )
-    return int(match[1])
+    return int(match[1] or match[2])
 
 
 def condition_headers(expected_seq_nr: int | None) -> dict[str, str]:

@@ -140,6 +140,10 @@ class KafkaTailScanner:
                 with kafka_errors(tp.topic):
                     if await consumer.position(tp) >= end:
                         break
+                    # An end beyond the partition's (an offset asked that no record has yet):
+                    # the range past it holds nothing now, rather than a scan waiting for it.
+                    if (await consumer.end_offsets([tp]))[tp] <= await consumer.position(tp):
+                        break
                 continue
             polled_bytes = 0
             for record in records:

@@ -92,7 +92,7 @@ async def status(journal: JournalDep, response: Response) -> JournalStatusOut:
 @router.get(
     "/{topic}/{id}/appends/{offset}",
     response_model=AppendOutcomeOut,
-    responses=problem_responses(400, 404, 500, 503, 504),
+    responses=problem_responses(400, 403, 404, 500, 503, 504),
     summary="What the journal's append rule made of its append at this offset (the writer asks "
     "before it answers an append; docs/concurrency.md)",
 )

@@ -53,7 +53,11 @@ CONDITION_PARAMETERS = [
         "description": 'Append only if the journal is at this seqNr: `"<seqNr>"` as the ETag '
         'of its pointer gives it (`"0"`: the journal must not exist). The first event must then '
         "be seqNr + 1. Otherwise 412, and nothing of the append is ever read.",
-        "schema": {"type": "string", "example": '"5"'},
+        "schema": {
+            "type": "string",
+            "pattern": '^("(0|[1-9][0-9]{0,17})"|0|[1-9][0-9]{0,17})$',
+            "example": '"5"',
+        },
     },
     {
         "name": "If-None-Match",
