@@ -241,7 +241,7 @@ async def compare_tracing(args: argparse.Namespace, topic: str, id: str) -> None
 async def child_read(mode: str, topic: str, id: str, endpoints: Endpoints) -> None:
     """Read the journal a few times with tracing as `mode` says; print the best events/s."""
     if mode == "on":
-        from kjournal_service.tracing import configure_tracing
+        from kjournal.telemetry import configure_tracing
 
         assert configure_tracing("kjournal-bench-read") is not None
     session = connect(

@@ -4,7 +4,7 @@ is no context (never an error)."""
 from __future__ import annotations
 
 import pytest
-from kjournal.tracing.record_headers import record_context, trace_headers
+from kjournal.spans.record_headers import record_context, trace_headers
 from opentelemetry.trace import INVALID_SPAN_CONTEXT, SpanContext, TraceFlags, TraceState
 
 CONTEXT = SpanContext(

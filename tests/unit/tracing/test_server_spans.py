@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kjournal_service.tracing.server import ServerSpans
+from kjournal_service.server_spans import ServerSpans
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 

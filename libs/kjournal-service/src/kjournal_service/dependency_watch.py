@@ -16,7 +16,7 @@ from types import TracebackType
 
 from kjournal.aio import cancel_and_wait
 from kjournal.metrics import Metrics
-from kjournal.tracing import untraced
+from kjournal.spans import untraced
 
 from kjournal_service.readiness import Check, check_readiness
 

@@ -54,8 +54,8 @@ from kjournal.model.replication import TopicReplication
 from kjournal.ports import EventualReader
 from kjournal.read import JournalReader, JournalView
 from kjournal.replication_status import replication_status
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import recording
+from kjournal.spans import conventions as sem
+from kjournal.spans import recording
 from kjournal.wire.record import append_action, encode_action
 
 

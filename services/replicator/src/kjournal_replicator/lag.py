@@ -15,7 +15,7 @@ from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics import Metrics
 from kjournal.model.replication import PartitionReplication, TopicReplication
 from kjournal.replication_status import record_lag
-from kjournal.tracing import untraced
+from kjournal.spans import untraced
 
 from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
 from kjournal_replicator.metrics import END_OFFSET

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 
 from kjournal.errors import MicroBatchError
 from kjournal.metrics import Metrics
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import span
+from kjournal.spans import conventions as sem
+from kjournal.spans import span
 from pyspark.sql import DataFrame
 
 from kjournal_replicator.apply import COLUMNS, ApplyTask, SliceReport

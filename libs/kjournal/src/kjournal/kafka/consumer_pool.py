@@ -16,7 +16,7 @@ from kjournal.errors import DeadlineExceeded
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
 from kjournal.metrics import Metrics, NoopMetrics
-from kjournal.tracing import span
+from kjournal.spans import span
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from kjournal.kafka.settings import ConsumerPoolSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.model import ActionRecord, Key
+from kjournal.spans import conventions as sem
+from kjournal.spans import span
 from kjournal.tail import Tail, TailBuilder
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import span
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 

@@ -7,7 +7,7 @@ from fastapi.responses import StreamingResponse
 from kjournal.api.convert import event_record_to_json, journal_status_out
 from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
-from kjournal.tracing import conventions as sem
+from kjournal.spans import conventions as sem
 from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import HttpDep, JournalDep
 from kjournal_service.ndjson import prefetch

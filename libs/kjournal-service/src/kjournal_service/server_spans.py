@@ -19,7 +19,6 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from kjournal_service.asgi import ASGIApp, Message, Receive, Scope, Send
-from kjournal_service.tracing.lean import enter, leave
 
 __all__ = ["UNTRACED_PATHS", "ServerSpans"]
 
@@ -80,7 +79,7 @@ class ServerSpans:
             attributes["url.query"] = query.decode("latin-1")
         parent = self._parent(scope.get("headers") or ())
         span = self.tracer.start_span(method, parent, SpanKind.SERVER, attributes)
-        token = enter(span, parent)
+        token = context_api.attach(trace.set_span_in_context(span, parent))
         status = 0
         sent = 0
 
@@ -114,5 +113,5 @@ class ServerSpans:
                 if status >= 500:
                     span.set_attribute("error.type", str(status))
                     span.set_status(StatusCode.ERROR)
-            leave(token)
+            context_api.detach(token)
             span.end()
