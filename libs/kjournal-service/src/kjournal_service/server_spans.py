@@ -4,9 +4,10 @@ conventions), current while the request is served, continuing the caller's trace
 Written by hand rather than taken from opentelemetry-instrumentation-asgi, which also makes a
 span per message sent and received and costs more than the writer's append budget allows. The
 caller's context is read with the configured propagator (W3C `traceparent` by default); a
-malformed one starts a new trace, as the propagator decides, never an error. A streamed answer's
-span ends when its last chunk is sent, with the bytes sent as `http.response.body.size`. Probes
-and scrapes (`/healthz`, `/readyz`, `/metrics`) are not traced: every few seconds each, they
+malformed one starts a new trace, as the propagator decides, never an error. A request the
+sampler drops still has its span's context current (what it calls carries the decision on), but
+nothing more is done for it. A streamed answer's span ends when its last chunk is sent, with the
+bytes sent as `http.response.body.size`. Probes and scrapes (`/healthz`, `/readyz`, `/metrics`) are not traced: every few seconds each, they
 would bury the traces that matter.
 """
 
@@ -80,6 +81,12 @@ class ServerSpans:
         parent = self._parent(scope.get("headers") or ())
         span = self.tracer.start_span(method, parent, SpanKind.SERVER, attributes)
         token = context_api.attach(trace.set_span_in_context(span, parent))
+        if not span.is_recording():  # not sampled: its context is current, nothing to record
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                context_api.detach(token)
+            return
         status = 0
         sent = 0
 
