@@ -58,7 +58,7 @@ def tracing_env(config: DevConfig) -> dict[str, str]:
     (unless OTEL_EXPORTER_OTLP_ENDPOINT names another collector)."""
     if config.collector:
         # Spans reach the collector within half a second (the SDK's default batches for 5 s),
-        # and every trace is sampled (the chart samples 5 %), so that `trace` finds any one.
+        # and every trace is sampled (the chart samples 1 %), so that `trace` finds any one.
         return {
             "OTEL_EXPORTER_OTLP_ENDPOINT": config.otlp_endpoint,
             "OTEL_BSP_SCHEDULE_DELAY": "500",
