@@ -24,6 +24,9 @@ from kjournal_service.asgi import ASGIApp, Message, Receive, Scope, Send
 __all__ = ["UNTRACED_PATHS", "ServerSpans"]
 
 UNTRACED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+# A request without a caller's context starts a trace (given explicitly, the SDK need not look
+# up the current context three times to find it empty).
+_ROOT = context_api.Context()
 
 
 class ServerSpans:
@@ -56,15 +59,15 @@ class ServerSpans:
             self._constants[key] = known
         return known
 
-    def _parent(self, headers: Iterable[tuple[bytes, bytes]]) -> context_api.Context | None:
+    def _parent(self, headers: Iterable[tuple[bytes, bytes]]) -> context_api.Context:
         if self.fields.isdisjoint(dict(headers)):  # the common case, with no loop in Python
-            return None
+            return _ROOT
         carrier = {
             name.decode("latin-1"): value.decode("latin-1")
             for name, value in headers
             if name in self.fields
         }
-        return self.propagator.extract(carrier) if carrier else None
+        return self.propagator.extract(carrier, context=_ROOT) if carrier else _ROOT
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path") in UNTRACED_PATHS:
