@@ -9,7 +9,8 @@ Each mode runs in a fresh interpreter (a process installs its tracer provider on
 alternating round after round: `off` (OTEL_SDK_DISABLED=true), then
 `parentbased_traceidratio` at each ratio, the SDK exporting over OTLP/HTTP to the local collector
 of kjournal-dev (`scripts/dev up`, or OTEL_EXPORTER_OTLP_ENDPOINT). Prints the CPU time of the
-process (its export thread included) per append, median of the rounds, and its excess over off.
+process (its export thread included) per append, median of the rounds, and its excess over off;
+with `--calls`, the Python calls per append (cProfile, the event loop's thread) instead.
 Figures, never assertions.
 """
 
@@ -40,8 +41,9 @@ def _env(mode: str) -> dict[str, str]:
     }
 
 
-def measure(appends: int) -> float:
-    """CPU seconds per append of this process, tracing as its environment says."""
+def measure(appends: int, calls: bool = False) -> float:
+    """CPU seconds per append of this process, tracing as its environment says (with `calls`:
+    the Python calls per append instead, counted by cProfile)."""
     from kjournal.kafka import producer as producer_module
     from kjournal.kafka.producer import ActionProducer
     from kjournal.kafka.settings import KafkaSettings
@@ -100,6 +102,13 @@ def measure(appends: int) -> float:
     asyncio.run(run(appends // 10))  # warm-up
     if setup is not None:
         setup.flush()
+    if calls:
+        import cProfile
+        import pstats
+
+        profile = cProfile.Profile()
+        profile.runcall(asyncio.run, run(appends))
+        return float(pstats.Stats(profile).total_calls) / appends  # type: ignore[attr-defined]
     before = time.process_time()
     asyncio.run(run(appends))
     if setup is not None:
@@ -112,10 +121,13 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--ratios", default="0,0.01,0.05,1")
+    parser.add_argument(
+        "--calls", action="store_true", help="count Python calls per append (cProfile) instead"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.appends)))
+        print(json.dumps(measure(args.appends, args.calls)))
         return
     modes = ["off", *args.ratios.split(",")]
     print("bench.tracing_spans")
@@ -125,7 +137,7 @@ def main() -> None:
         f"spans to {otlp_endpoint()}"
     )
     cpu: dict[str, list[float]] = {mode: [] for mode in modes}
-    count = ["--appends", str(args.appends)]
+    count = ["--appends", str(args.appends), *(["--calls"] if args.calls else [])]
     for _ in range(args.rounds):
         for mode in modes:
             done = subprocess.run(
@@ -140,6 +152,9 @@ def main() -> None:
     for mode in modes:
         label = "off" if mode == "off" else f"parentbased_traceidratio {mode}"
         value = median(cpu[mode])
+        if args.calls:
+            print(f"{label:<32} {value:7.1f} calls per append (+{value - off:5.1f} over off)")
+            continue
         print(
             f"{label:<32} {value * 1e6:7.1f} µs CPU per append (+{(value - off) * 1e6:5.1f} µs "
             f"over off; rounds {', '.join(f'{v * 1e6:.1f}' for v in cpu[mode])})"
