@@ -28,10 +28,11 @@ per append and, as "cores", the cores the writer (all its processes), wrk and th
 busy during the run: Kafka, Cassandra and anything else running share them too. The target is
 ≥ 5 000 appends/s at c=64 on 2 cores with p99 < 50 ms; no assertion is made.
 
-`--tracing off,on` runs one writer per mode (bench/_tracing.py: `off` is OTEL_SDK_DISABLED=true,
-`on` samples and exports every span to the local collector) and measures them in turn at each
-level, `--rounds` times (alternating, so that a burst of other work on the host hits both), then
-prints each level's median throughput and CPU per append with tracing on over off.
+`--tracing off,default,on` runs one writer per mode (bench/_tracing.py: `off` is
+OTEL_SDK_DISABLED=true, `default` samples as the Helm chart does by default, `on` samples and
+exports every span to the local collector) and measures them in turn at each level, `--rounds`
+times (alternating, so that a burst of other work on the host hits all), then prints each level's
+median throughput and CPU per append of each mode over off.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from bench._http import (
     run,
     service_process,
 )
+from bench._tracing import label as tracing_label
 from bench._tracing import modes as tracing_modes
 from bench._tracing import tracing_env
 
@@ -260,7 +262,9 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--workers", type=int, default=1, help="writer processes")
     parser.add_argument(
-        "--tracing", default="", help="e.g. off,on: a writer per tracing mode, in turn"
+        "--tracing",
+        default="",
+        help="e.g. off,default,on: a writer per tracing mode, in turn",
     )
     parser.add_argument(
         "--rounds",
@@ -364,7 +368,7 @@ def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Na
                             kafka, topic, args.partitions, level, args.seconds, args.payload_bytes
                         )
                     )
-                    label = f"{level:>4}" + (f" {mode:<3}" if mode else "")
+                    label = f"{level:>4}" + (f" {mode[:3]:<3}" if mode else "")
                     print(
                         f"{label}  {http.line():<40}  "
                         f"{writer_cpu / max(1, http.count) * 1000:7.2f} ms  "
@@ -374,16 +378,31 @@ def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Na
                     )
         if args.side_by_side and "on" in modes and "off" in modes:
             side_by_side(writers, topic, levels, args)
-        if "on" in modes and "off" in modes:
-            for level in levels:
-                on, off = median(rates[(level, "on")]), median(rates[(level, "off")])
-                cpu_on, cpu_off = median(cpu[(level, "on")]), median(cpu[(level, "off")])
-                print(
-                    f"tracing c={level} (medians of {args.rounds} rounds): on {on:,.0f}/s, "
-                    f"off {off:,.0f}/s, on/off {on / off:.3f} ({(1 - on / off) * 100:+.1f} % "
-                    f"throughput lost); writer CPU per append on {cpu_on * 1e3:.3f} ms, off "
-                    f"{cpu_off * 1e3:.3f} ms ({(cpu_on / cpu_off - 1) * 100:+.1f} %)"
-                )
+        if "off" in modes:
+            _tracing_over_off(modes, levels, rates, cpu, args.rounds)
+
+
+def _tracing_over_off(
+    modes: list[str],
+    levels: list[int],
+    rates: dict[tuple[int, str], list[float]],
+    cpu: dict[tuple[int, str], list[float]],
+    rounds: int,
+) -> None:
+    """Each tracing mode's median throughput and writer CPU per append over `off`'s."""
+    for level in levels:
+        off, cpu_off = median(rates[(level, "off")]), median(cpu[(level, "off")])
+        for mode in modes:
+            if mode == "off":
+                continue
+            rate, cpu_mode = median(rates[(level, mode)]), median(cpu[(level, mode)])
+            print(
+                f"tracing c={level} (medians of {rounds} rounds): {tracing_label(mode)} "
+                f"{rate:,.0f}/s, off {off:,.0f}/s, {mode}/off {rate / off:.3f} "
+                f"({(1 - rate / off) * 100:+.1f} % throughput lost); writer CPU per append "
+                f"{mode} {cpu_mode * 1e3:.3f} ms, off {cpu_off * 1e3:.3f} ms "
+                f"({(cpu_mode / cpu_off - 1) * 100:+.1f} %)"
+            )
 
 
 if __name__ == "__main__":

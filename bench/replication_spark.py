@@ -61,10 +61,10 @@ from kjournal.cassandra.settings import CassandraSettings
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+from kjournal.telemetry import configure_tracing
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform import Endpoints, Platform
 from kjournal_dev.topics import create_topic, delete_topics
-from kjournal_service.tracing import configure_tracing
 
 from bench._host import cpu_model
 from bench._tracing import modes as tracing_modes

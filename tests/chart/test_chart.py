@@ -432,6 +432,16 @@ def test_the_otlp_endpoint_reaches_every_pod_executors_included(render: Render):
         assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://collector:4318", name
         assert env["OTEL_SERVICE_NAME"].startswith("kjournal-"), name
         assert "OTEL_SDK_DISABLED" not in env, name
+        # sampled by default: a caller's decision kept, 1 % of new traces
+        assert env["OTEL_TRACES_SAMPLER"] == "parentbased_traceidratio", name
+        assert env["OTEL_TRACES_SAMPLER_ARG"] == "0.01", name
+
+
+def test_tracing_everything_is_one_value(render: Render):
+    sets = {"otlp.endpoint": "http://collector:4318", "otlp.sampler": "parentbased_always_on"}
+    for name, env in _containers_with_env(render(sets=sets)).items():
+        assert env["OTEL_TRACES_SAMPLER"] == "parentbased_always_on", name
+        assert "OTEL_TRACES_SAMPLER_ARG" not in env, name
 
 
 def test_the_grafana_dashboard_config_map_holds_deploy_grafana(render: Render):

@@ -44,6 +44,7 @@ def test_services_trace_to_the_local_collector_or_not_at_all(monkeypatch):
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
     config = DevConfig.from_env({"KJOURNAL_DEV_OTLP_HTTP_PORT": "24318"})
     assert tracing_env(config)["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:24318"
+    assert tracing_env(config)["OTEL_TRACES_SAMPLER"] == "parentbased_always_on"
     without = DevConfig.from_env({"KJOURNAL_DEV_COLLECTOR": "false"})
     assert tracing_env(without) == {"OTEL_SDK_DISABLED": "true"}
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector.example:4318")

@@ -168,6 +168,12 @@ default endpoint, localhost, has no collector in a pod). (dict "root" $ "compone
   value: {{ .root.Values.otlp.endpoint | quote }}
 - name: OTEL_SERVICE_NAME
   value: {{ printf "kjournal-%s" .component | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ .root.Values.otlp.sampler | quote }}
+{{- if contains "traceidratio" .root.Values.otlp.sampler }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ .root.Values.otlp.samplerArg | quote }}
+{{- end }}
 {{- else }}
 - name: OTEL_SDK_DISABLED
   value: "true"

@@ -19,7 +19,7 @@ from cassandra.cluster import Session
 from kjournal.client import Client
 from kjournal.model import Event, Events, JsonPayload, Key, SeqNr
 from kjournal.wire.record import append_action, encode_action
-from kjournal_dev.waterfall import Span
+from kjournal_dev.waterfall import Span, read_spans
 from opentelemetry import context, trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
@@ -201,6 +201,39 @@ def test_a_malformed_traceparent_in_a_request_starts_a_new_trace(
         assert span.parent_id == ""  # a new trace: the malformed context was ignored
         assert len(span.trace_id) == 32
         assert int(span.trace_id, 16) != 0
+
+
+def test_a_callers_decision_not_to_sample_is_kept(
+    writer: RunningService,
+    reader: RunningService,
+    topics: tuple[str, str],
+    collected: CollectedSpans,
+) -> None:
+    """A request whose `traceparent` says not sampled makes no span in the writer or the reader
+    (the services sample every new trace here); the one sent after it, sampled, does. Each
+    service exports its spans in the order they end, so once the second request's spans are
+    in, the first's would be."""
+    topic = topics[1]
+    unsampled, sampled = secrets.token_hex(16), secrets.token_hex(16)
+    for trace_id, flags in ((unsampled, "00"), (sampled, "01")):
+        path = f"/v1/journals/{topic}/decided-{trace_id}/events"
+        headers = {"traceparent": f"00-{trace_id}-{secrets.token_hex(8)}-{flags}"}
+        body = {"events": [{"seqNr": 1, "payload": {"n": 1}}]}
+        appended = httpx.post(writer.url + path, json=body, headers=headers)
+        assert appended.status_code == 201, appended.text
+        read = httpx.get(reader.url + path, headers=headers)
+        assert read.status_code == 200, read.text
+
+    def both_served(spans: list[Span]) -> bool:
+        return {s.service for s in spans if s.trace_id == sampled and s.kind == SERVER} == {
+            "kjournal-writer",
+            "kjournal-reader",
+        }
+
+    spans = collected.wait_for("the sampled requests' spans", both_served, mentioning=sampled)
+    assert any(s.kind == PRODUCER for s in spans if s.trace_id == sampled)
+    exported = read_spans(collected.spans_dir, mentioning=unsampled)
+    assert [(s.service, s.name) for s in exported if s.trace_id == unsampled] == []
 
 
 async def _produce_raw(

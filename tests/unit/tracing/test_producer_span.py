@@ -12,7 +12,7 @@ import pytest
 from kjournal.kafka import producer as producer_module
 from kjournal.kafka.producer import ActionProducer
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.tracing.record_headers import record_context
+from kjournal.spans.record_headers import record_context
 from kjournal.wire.record import ProducerRecordParts
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
@@ -102,3 +102,20 @@ async def test_a_failed_send_is_an_error_span(
     span = spans.named("send journal")
     assert span.status.status_code is StatusCode.ERROR
     assert [event.name for event in span.events] == ["exception"]
+
+
+async def test_in_a_trace_not_sampled_no_span_is_made_and_the_record_carries_the_decision(
+    spans: Spans, producer_of: Callable[[FakeKafka], ActionProducer]
+) -> None:
+    kafka = FakeKafka()
+    unsampled = trace.SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=trace.TraceFlags(0))
+    parent = trace.set_span_in_context(trace.NonRecordingSpan(unsampled))
+    with trace.get_tracer("test").start_as_current_span("POST", context=parent) as server:
+        assert not server.is_recording()
+        await producer_of(kafka).send(RECORD)
+    assert spans.finished() == []
+    (sent,) = kafka.records
+    carried = record_context(sent["headers"])
+    assert carried is not None
+    assert carried.trace_id == 0xABC
+    assert not carried.trace_flags.sampled

@@ -4,7 +4,7 @@ is no context (never an error)."""
 from __future__ import annotations
 
 import pytest
-from kjournal.tracing.record_headers import record_context, trace_headers
+from kjournal.spans.record_headers import record_context, trace_headers
 from opentelemetry.trace import INVALID_SPAN_CONTEXT, SpanContext, TraceFlags, TraceState
 
 CONTEXT = SpanContext(
@@ -59,3 +59,22 @@ def test_a_malformed_traceparent_is_no_context(value: bytes) -> None:
 def test_no_traceparent_is_no_context() -> None:
     assert record_context([("tracestate", b"a=b"), ("journal.action", b"{}")]) is None
     assert record_context([("traceparent", None)]) is None
+
+
+def test_the_replicator_links_only_sampled_produce_spans() -> None:
+    from kjournal.wire.record import ConsumedRecord
+    from kjournal_replicator.slice_span import producer_links
+
+    def record(offset: int, flags: str) -> ConsumedRecord:
+        traceparent = f"00-{offset:032x}-{offset:016x}-{flags}".encode()
+        return ConsumedRecord(
+            topic="journal", partition=0, offset=offset, key=b"k", value=b"",
+            timestamp_ms=1, headers=(("traceparent", traceparent),),
+        )  # fmt: skip
+
+    links = producer_links([record(1, "00"), record(2, "01"), record(3, "00"), record(4, "01")], 8)
+    assert [link.context.span_id for link in links] == [2, 4]
+    assert [link.attributes for link in links] == [
+        {"messaging.kafka.offset": 2},
+        {"messaging.kafka.offset": 4},
+    ]

@@ -1,5 +1,5 @@
-"""`recording()` without a tracer provider is a test of the API's global, not a call into it,
-and still sees a provider installed later, or named by the environment. Each case runs in a
+"""`recording()` sees a tracer provider installed later, or named by the environment; with
+`OTEL_SDK_DISABLED=true` it does not look for one; under a span not sampled it is false. Each case runs in a
 fresh interpreter: a process installs its tracer provider once."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 LATE = """
-from kjournal.tracing import recording
+from kjournal.spans import recording
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 before = [recording() for _ in range(3)]
@@ -18,7 +18,7 @@ print(before, recording())
 """
 
 NAMED = """
-from kjournal.tracing import recording
+from kjournal.spans import recording
 print(recording())
 """
 
@@ -38,3 +38,31 @@ def test_a_provider_installed_later_is_seen() -> None:
 
 def test_a_provider_named_by_the_environment_is_loaded() -> None:
     assert _run(NAMED, OTEL_PYTHON_TRACER_PROVIDER="sdk_tracer_provider") == "True"
+
+
+DISABLED = """
+from kjournal.spans import installed
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+trace.set_tracer_provider(TracerProvider())
+print(installed())
+"""
+
+UNSAMPLED = """
+from kjournal.spans import installed, recording
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+trace.set_tracer_provider(TracerProvider())
+context = trace.SpanContext(1, 2, is_remote=True, trace_flags=trace.TraceFlags(0))
+root = recording()
+with trace.use_span(trace.NonRecordingSpan(context)):
+    print(root, installed(), recording())
+"""
+
+
+def test_a_disabled_sdk_is_not_looked_for() -> None:
+    assert _run(DISABLED, OTEL_SDK_DISABLED="true") == "False"
+
+
+def test_under_a_span_not_sampled_nothing_is_recorded() -> None:
+    assert _run(UNSAMPLED) == "True True False"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kjournal_service.tracing.server import ServerSpans
+from kjournal_service.server_spans import ServerSpans
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -105,3 +105,13 @@ async def test_probes_and_scrapes_are_not_traced(spans: Spans) -> None:
     for path in ("/healthz", "/readyz", "/metrics"):
         await _serve(_app(200, [b"ok"], []), [], path)
     assert spans.finished() == []
+
+
+async def test_a_caller_not_sampled_gets_no_span_and_its_decision_is_current(spans: Spans) -> None:
+    seen: list[Any] = []
+    unsampled = CALLER[:-2] + "00"
+    await _serve(_app(201, [b"{}"], seen), [(b"traceparent", unsampled.encode())])
+    assert spans.finished() == []
+    (context,) = seen
+    assert f"{context.trace_id:032x}" == "0af7651916cd43dd8448eb211c80319c"
+    assert not context.trace_flags.sampled

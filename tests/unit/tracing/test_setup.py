@@ -12,8 +12,8 @@ import pytest
 
 PROBE = """
 import json
-from kjournal.tracing import recording
-from kjournal_service.tracing import configure_tracing
+from kjournal.spans import recording
+from kjournal.telemetry import configure_tracing
 setup = configure_tracing("kjournal-writer")
 resource = {} if setup is None else dict(setup.provider.resource.attributes)
 print(json.dumps({
@@ -22,6 +22,7 @@ print(json.dumps({
     "service": resource.get("service.name"),
     "version": resource.get("service.version"),
     "team": resource.get("team"),
+    "sampler": None if setup is None else setup.provider.sampler.get_description(),
 }))
 """
 
@@ -68,3 +69,14 @@ def test_grpc_without_its_package_is_one_error_line_and_no_tracing() -> None:
 
 def test_console_exporter() -> None:
     assert _probe(OTEL_TRACES_EXPORTER="console")["setup"] == "console"
+
+
+def test_the_sampler_is_the_variables_with_linked_sampling_around_it() -> None:
+    assert (
+        _probe()["sampler"]
+        == "LinkedSampling{ParentBased{root:AlwaysOnSampler,remoteParentSampled:AlwaysOnSampler,remoteParentNotSampled:AlwaysOffSampler,localParentSampled:AlwaysOnSampler,localParentNotSampled:AlwaysOffSampler}}"
+    )
+    ratio = _probe(OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG="0.05")
+    assert str(ratio["sampler"]).startswith(
+        "LinkedSampling{ParentBased{root:TraceIdRatioBased{0.05}"
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from kjournal.tracing import recording, span, untraced
+from kjournal.spans import recording, span, untraced
 
 from tests.unit.tracing.conftest import Spans
 

@@ -13,7 +13,8 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from kjournal.api.keys import KeyRules
-from kjournal.tracing import recording, tracer
+from kjournal.spans import recording, tracer
+from kjournal.telemetry import configure_tracing
 from pydantic import BaseModel
 
 from kjournal_service.asgi import (
@@ -32,8 +33,8 @@ from kjournal_service.logs import configure_logging
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 from kjournal_service.openapi import OpenApiTouch, finish_openapi
 from kjournal_service.problems import ProblemHandlers
+from kjournal_service.server_spans import ServerSpans
 from kjournal_service.settings import HttpSettings
-from kjournal_service.tracing import ServerSpans, configure_tracing
 
 __all__ = ["ServiceSettingsLike", "environment_app", "service_app"]
 

@@ -17,7 +17,7 @@ from types import TracebackType
 from kjournal.aio import cancel_and_wait
 from kjournal.metrics import Metrics
 from kjournal.metrics.catalogue import DEPENDENCY_UP
-from kjournal.tracing import untraced
+from kjournal.spans import untraced
 
 from kjournal_service.readiness import Check, check_readiness
 

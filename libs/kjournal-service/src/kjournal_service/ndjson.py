@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any, Generic, TypeVar
 
-from kjournal.tracing import recording
+from kjournal.spans import recording
 from opentelemetry.trace import get_current_span
 
 __all__ = ["Prefetched", "ndjson_chunks", "ndjson_line", "prefetch"]

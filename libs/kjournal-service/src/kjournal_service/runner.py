@@ -18,13 +18,13 @@ from typing import TypeVar
 import uvicorn
 from fastapi import FastAPI
 from kjournal.errors import CredentialsRefused
+from kjournal.telemetry import configure_tracing
 from pydantic import ValidationError
 
 from kjournal_service.app import ServiceSettingsLike
 from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 from kjournal_service.logs import configure_logging
 from kjournal_service.settings import invalid_settings
-from kjournal_service.tracing import configure_tracing
 
 __all__ = ["run_service"]
 
@@ -42,7 +42,7 @@ def run_service(
     preflight: Callable[[S], Coroutine[None, None, None]] | None = None,
 ) -> int:
     """Serve `create_app(settings)` until stopped; the exit status. `name` is also the default
-    service.name of its spans (tracing: kjournal_service.tracing.setup).
+    service.name of its spans (tracing: kjournal.telemetry).
 
     `factory` (`"package.module:function"`) builds the app in each worker process when
     `KJOURNAL_HTTP__WORKERS` > 1, since each opens its own clients (see `app.environment_app`).

@@ -65,8 +65,8 @@ from kjournal.outcome import LocalOutcomes
 from kjournal.ports import AppendOutcomes, EventualReader
 from kjournal.read import JournalReader, JournalView
 from kjournal.replication_status import replication_status
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import recording
+from kjournal.spans import conventions as sem
+from kjournal.spans import recording
 from kjournal.wire.record import append_action, encode_action
 
 

@@ -39,9 +39,9 @@ from kjournal.model import (
 from kjournal.model.head import JournalHead
 from kjournal.model.replication import replication_lag
 from kjournal.ports import EventualReader
+from kjournal.spans import conventions as sem
+from kjournal.spans import span
 from kjournal.tail import PartitionOffsets, Tail, TailScanner, TailSource
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import span
 from kjournal.wire.events import decode_events
 
 T = TypeVar("T")

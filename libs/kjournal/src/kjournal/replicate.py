@@ -78,7 +78,7 @@ from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.ports import ReplicatedStore
-from kjournal.tracing import conventions as sem
+from kjournal.spans import conventions as sem
 from kjournal.wire.events import decode_events
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 

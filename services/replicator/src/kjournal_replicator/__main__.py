@@ -1,14 +1,14 @@
 """`python -m kjournal_replicator`: settings from the environment, JSON log lines on stdout,
-tracing from the standard `OTEL_*` variables (kjournal_service.tracing.setup)."""
+tracing from the standard `OTEL_*` variables (kjournal.telemetry)."""
 
 from __future__ import annotations
 
 import logging
 import sys
 
+from kjournal.telemetry import configure_tracing
 from kjournal_service.logs import configure_logging
 from kjournal_service.settings import invalid_settings
-from kjournal_service.tracing import configure_tracing
 from pydantic import ValidationError
 
 from kjournal_replicator.job import EXIT_START_FAILED, Replicator

@@ -16,7 +16,7 @@ from kjournal.metrics import Metrics
 from kjournal.metrics.catalogue import REPLICATOR_END_OFFSET
 from kjournal.model.replication import PartitionReplication, TopicReplication
 from kjournal.replication_status import record_lag
-from kjournal.tracing import untraced
+from kjournal.spans import untraced
 
 from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
 from kjournal_replicator.offsets import Pointer2

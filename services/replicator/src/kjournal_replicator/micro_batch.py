@@ -35,8 +35,8 @@ from kjournal.metrics.catalogue import (
     REPLICATOR_MICRO_BATCH_SECONDS,
     REPLICATOR_MICRO_BATCHES,
 )
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import span
+from kjournal.spans import conventions as sem
+from kjournal.spans import span
 from pyspark.sql import DataFrame
 
 from kjournal_replicator.apply import COLUMNS, ApplyTask, SliceReport

@@ -5,6 +5,11 @@ The micro-batch span's context goes to the executors as a W3C `traceparent` in t
 (`ApplyTask.trace_parent`), so each slice span is its child although it runs in another process.
 Links (not parents: a slice applies records of many traces) go to the producers' spans, read from
 the records' `traceparent` headers; a malformed header is no link, never an error.
+
+Both follow the sampled flag of the records: only a sampled produce span is linked (one not
+sampled was never exported), and a slice with a sampled record is sampled (`LinkedSampling` in
+kjournal.telemetry), as a root of its own when its micro-batch was not sampled, so that a sampled
+append's replication is kept whatever the micro-batch's own decision.
 """
 
 from __future__ import annotations
@@ -12,12 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import recording, tracer
-from kjournal.tracing.record_headers import TRACEPARENT, record_context
+from kjournal.spans import conventions as sem
+from kjournal.spans import recording, tracer
+from kjournal.spans.record_headers import TRACEPARENT, record_context
+from kjournal.telemetry import TracingSetup, configure_tracing
 from kjournal.wire.record import ConsumedRecord
-from kjournal_service.tracing import TracingSetup, configure_tracing
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind
 
 __all__ = ["slice_span", "task_parent", "worker_tracing"]
@@ -43,14 +49,14 @@ def task_parent() -> str | None:
 
 
 def producer_links(records: Sequence[ConsumedRecord], limit: int) -> list[Link]:
-    """Links to the produce spans of the first `limit` records that carry one."""
+    """Links to the sampled produce spans of the first `limit` records that carry one."""
     links: list[Link] = []
     for record in records:
         if len(links) >= limit:
             break
         if any(name == TRACEPARENT for name, _ in record.headers):
             context = record_context(record.headers)
-            if context is not None:
+            if context is not None and context.trace_flags.sampled:
                 links.append(Link(context, {sem.MESSAGING_KAFKA_OFFSET: record.offset}))
     return links
 
@@ -65,19 +71,17 @@ def slice_span(
     """The CONSUMER span of applying one partition's records, current while they are applied."""
     if not recording():
         return _NO_SPAN
-    parent_record = (
-        None if parent is None else record_context([(TRACEPARENT, parent.encode("ascii"))])
-    )
-    context = (
-        None
-        if parent_record is None
-        else trace.set_span_in_context(trace.NonRecordingSpan(parent_record))
-    )
+    batch = None if parent is None else record_context([(TRACEPARENT, parent.encode("ascii"))])
+    links = producer_links(records, max_links)
+    if batch is not None and (batch.trace_flags.sampled or not links):
+        context = trace.set_span_in_context(trace.NonRecordingSpan(batch))
+    else:  # no micro-batch to follow, or one not sampled while a record is: a trace of its own
+        context = Context()
     return tracer().start_as_current_span(
         f"process {topic}",
         context=context,
         kind=SpanKind.CONSUMER,
-        links=producer_links(records, max_links),
+        links=links,
         attributes={
             sem.MESSAGING_SYSTEM: sem.KAFKA,
             sem.MESSAGING_OPERATION_TYPE: "process",

@@ -44,8 +44,8 @@ from opentelemetry.trace import Span, StatusCode
 from kjournal.cassandra.settings import CassandraSettings, Consistency
 from kjournal.cassandra.spans import start_cql_span
 from kjournal.errors import CassandraUnavailable, DeadlineExceeded, KJournalError, SchemaError
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import recording
+from kjournal.spans import conventions as sem
+from kjournal.spans import recording
 
 __all__ = [
     "READ_PROFILE",

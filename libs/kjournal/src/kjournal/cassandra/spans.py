@@ -14,8 +14,8 @@ from cassandra.query import BatchStatement, BoundStatement, PreparedStatement
 from opentelemetry.trace import Span, SpanKind
 from opentelemetry.util.types import AttributeValue
 
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import recording, span, tracer
+from kjournal.spans import conventions as sem
+from kjournal.spans import recording, span, tracer
 
 __all__ = ["cql_attributes", "cql_span", "start_cql_span", "statement_span"]
 

@@ -58,7 +58,7 @@ from kjournal.model import EventRecord, Key
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
-from kjournal.tracing import conventions as sem
+from kjournal.spans import conventions as sem
 
 __all__ = [
     "DEFAULT_MAX_BATCH_BYTES",

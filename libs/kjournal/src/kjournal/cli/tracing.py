@@ -1,9 +1,10 @@
 """`kjournal --trace`: run one command as one trace and say which.
 
 With the OpenTelemetry SDK installed (`pip install 'kjournal[tracing]'`; the workspace has it) the
-command is a root span `kjournal <command>`, exported over OTLP/HTTP as the standard variables say
-(`OTEL_EXPORTER_OTLP_ENDPOINT`, default http://localhost:4318; `kjournal-dev up` runs a collector
-there) and flushed before the command returns. Without the SDK the command's requests still carry
+command is a root span `kjournal <command>`, always sampled, set up as the services set theirs up
+(`kjournal.telemetry`: OTLP/HTTP as the standard variables say, `OTEL_EXPORTER_OTLP_ENDPOINT`,
+default http://localhost:4318; `kjournal-dev up` runs a collector there) and flushed before the
+command returns. With `OTEL_SDK_DISABLED=true` it is as without the SDK. Without the SDK the command's requests still carry
 one fresh sampled trace context, so the services' spans form that trace. Either way the trace id
 is printed on stderr.
 """
@@ -25,19 +26,16 @@ __all__ = ["traced"]
 def traced(command: str) -> Iterator[str]:
     """The command's trace id; its requests carry the trace while the block runs."""
     try:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    except ImportError:
+        from kjournal.telemetry import configure_tracing
+    except ImportError:  # no `tracing` extra
+        setup = None
+    else:  # asked for a trace: sampled whatever OTEL_TRACES_SAMPLER says
+        setup = configure_tracing("kjournal-cli", sample_everything=True)
+    if setup is None:
         with _context_only() as trace_id:
             yield trace_id
         return
-    provider = TracerProvider(
-        resource=Resource.create({"service.name": "kjournal-cli"}), shutdown_on_exit=False
-    )
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
-    tracer = provider.get_tracer("kjournal.cli")
+    tracer = setup.provider.get_tracer("kjournal.cli")
     try:
         with tracer.start_as_current_span(f"kjournal {command}", kind=SpanKind.CLIENT) as span:
             trace_id = f"{span.get_span_context().trace_id:032x}"
@@ -46,7 +44,7 @@ def traced(command: str) -> Iterator[str]:
             finally:
                 sys.stderr.write(f"trace {trace_id}\n")
     finally:
-        provider.shutdown()
+        setup.flush()
 
 
 @contextmanager

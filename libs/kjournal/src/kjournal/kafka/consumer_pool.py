@@ -17,7 +17,7 @@ from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.metrics.catalogue import CONSUMER_ACQUIRE_SECONDS, CONSUMER_POOL_TIMEOUTS
-from kjournal.tracing import span
+from kjournal.spans import span
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,9 @@
 """Produces journal actions: acks=all, bounded delivery, one record per action, partitioned like Java.
 
 With tracing on, each record is sent under a PRODUCER span (`send <topic>`) whose W3C context
-travels in the record's headers (kjournal.tracing.record_headers), so the replicator can link its
-work to it.
+travels in the record's headers (kjournal.spans.record_headers), so the replicator can link its
+work to it. In a trace that is not sampled no span is made; the record carries the current
+context, not sampled, so the replicator knows not to link it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
-from opentelemetry.trace import Span, SpanKind, StatusCode
+from opentelemetry.trace import Span, SpanKind, StatusCode, get_current_span
 from opentelemetry.util.types import AttributeValue
 
 from kjournal.errors import OutcomeUnknown, RecordTooLarge
@@ -22,9 +23,9 @@ from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.model import PartitionOffset
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import recording, tracer
-from kjournal.tracing.record_headers import trace_headers
+from kjournal.spans import conventions as sem
+from kjournal.spans import installed, recording, tracer
+from kjournal.spans.record_headers import trace_headers
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ProducerRecordParts
 
@@ -109,8 +110,11 @@ class ActionProducer:
         later than about `delivery_timeout_ms` after it was sent (`producer_options`).
         `span_attributes` are added to the produce span (when tracing is on).
         """
-        if not recording():
+        if not installed():
             return await self._send(record, record.headers, None)
+        if not recording():  # a trace not sampled: no span, its context (and decision) travels on
+            unsampled = trace_headers(get_current_span().get_span_context())
+            return await self._send(record, [*record.headers, *unsampled], None)
         attributes: dict[str, AttributeValue] = {
             sem.MESSAGING_SYSTEM: sem.KAFKA,
             sem.MESSAGING_OPERATION_TYPE: "send",

@@ -27,8 +27,8 @@ from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.metrics.catalogue import TAIL_CACHE_FAILURES, TAIL_CACHE_REQUESTS
 from kjournal.model import Key
 from kjournal.ports import EventualReader
+from kjournal.spans import untraced
 from kjournal.tail import Tail
-from kjournal.tracing import untraced
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
 log = logging.getLogger(__name__)

@@ -24,9 +24,9 @@ from kjournal.metrics.catalogue import (
     KAFKA_TAIL_RECORDS_SCANNED,
 )
 from kjournal.model import ActionRecord, Key
+from kjournal.spans import conventions as sem
+from kjournal.spans import span
 from kjournal.tail import Tail, TailBuilder
-from kjournal.tracing import conventions as sem
-from kjournal.tracing import span
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 

@@ -9,7 +9,7 @@ from kjournal.api.convert import append_outcome_out, event_record_to_json, journ
 from kjournal.api.schemas import AppendOutcomeOut
 from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
-from kjournal.tracing import conventions as sem
+from kjournal.spans import conventions as sem
 from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import HttpDep, JournalDep
 from kjournal_service.ndjson import prefetch

@@ -4,9 +4,10 @@ conventions), current while the request is served, continuing the caller's trace
 Written by hand rather than taken from opentelemetry-instrumentation-asgi, which also makes a
 span per message sent and received and costs more than the writer's append budget allows. The
 caller's context is read with the configured propagator (W3C `traceparent` by default); a
-malformed one starts a new trace, as the propagator decides, never an error. A streamed answer's
-span ends when its last chunk is sent, with the bytes sent as `http.response.body.size`. Probes
-and scrapes (`/healthz`, `/readyz`, `/metrics`) are not traced: every few seconds each, they
+malformed one starts a new trace, as the propagator decides, never an error. A request the
+sampler drops still has its span's context current (what it calls carries the decision on), but
+nothing more is done for it. A streamed answer's span ends when its last chunk is sent, with the
+bytes sent as `http.response.body.size`. Probes and scrapes (`/healthz`, `/readyz`, `/metrics`) are not traced: every few seconds each, they
 would bury the traces that matter.
 """
 
@@ -19,11 +20,13 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from kjournal_service.asgi import ASGIApp, Message, Receive, Scope, Send
-from kjournal_service.tracing.lean import enter, leave
 
 __all__ = ["UNTRACED_PATHS", "ServerSpans"]
 
 UNTRACED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+# A request without a caller's context starts a trace (given explicitly, the SDK need not look
+# up the current context three times to find it empty).
+_ROOT = context_api.Context()
 
 
 class ServerSpans:
@@ -56,15 +59,15 @@ class ServerSpans:
             self._constants[key] = known
         return known
 
-    def _parent(self, headers: Iterable[tuple[bytes, bytes]]) -> context_api.Context | None:
+    def _parent(self, headers: Iterable[tuple[bytes, bytes]]) -> context_api.Context:
         if self.fields.isdisjoint(dict(headers)):  # the common case, with no loop in Python
-            return None
+            return _ROOT
         carrier = {
             name.decode("latin-1"): value.decode("latin-1")
             for name, value in headers
             if name in self.fields
         }
-        return self.propagator.extract(carrier) if carrier else None
+        return self.propagator.extract(carrier, context=_ROOT) if carrier else _ROOT
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path") in UNTRACED_PATHS:
@@ -80,7 +83,13 @@ class ServerSpans:
             attributes["url.query"] = query.decode("latin-1")
         parent = self._parent(scope.get("headers") or ())
         span = self.tracer.start_span(method, parent, SpanKind.SERVER, attributes)
-        token = enter(span, parent)
+        token = context_api.attach(trace.set_span_in_context(span, parent))
+        if not span.is_recording():  # not sampled: its context is current, nothing to record
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                context_api.detach(token)
+            return
         status = 0
         sent = 0
 
@@ -114,5 +123,5 @@ class ServerSpans:
                 if status >= 500:
                     span.set_attribute("error.type", str(status))
                     span.set_status(StatusCode.ERROR)
-            leave(token)
+            context_api.detach(token)
             span.end()

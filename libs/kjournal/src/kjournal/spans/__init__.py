@@ -1,9 +1,11 @@
 """Spans of kjournal's own work, on the OpenTelemetry API alone.
 
 Nothing here records by itself: spans are recorded once an OpenTelemetry SDK is the global tracer
-provider (the services install one, `kjournal_service.tracing`; an application using the library
-in process installs its own). Until then `recording()` is false and the hot paths skip their span
-code entirely, so a process without tracing pays one boolean test per operation.
+provider (the services and the CLI's `--trace` install one, `kjournal.telemetry`; an application
+using the library in process installs its own). Until then `recording()` is false and the hot
+paths skip their span code entirely, so a process without tracing pays one boolean test per
+operation. Under a current span that is not sampled it is false too: its children would not be
+sampled by a parent-based sampler either, so they are not made at all.
 
     conventions     the span names and attribute keys (OpenTelemetry semantic conventions)
     record_headers  the W3C trace context in Kafka record headers, both ways
@@ -18,11 +20,10 @@ from contextvars import ContextVar
 from importlib.metadata import PackageNotFoundError, version
 
 from opentelemetry import trace
-from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
-from opentelemetry.trace import Span, SpanKind
+from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, get_current_span
 from opentelemetry.util.types import AttributeValue
 
-__all__ = ["recording", "span", "tracer", "untraced"]
+__all__ = ["installed", "recording", "span", "tracer", "untraced"]
 
 try:
     _VERSION: str | None = version("kjournal")
@@ -30,21 +31,29 @@ except PackageNotFoundError:  # pragma: no cover - a source tree without metadat
     _VERSION = None
 
 _tracer: trace.Tracer | None = None
-_UNKNOWN = object()
-# A provider named by the environment is loaded by the API on first use (read at import).
-_PROVIDER_FROM_ENVIRONMENT = OTEL_PYTHON_TRACER_PROVIDER in os.environ
+# The SDK records nothing when disabled (its provider hands out no-op tracers): not looked for.
+_DISABLED = os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
 _NO_SPAN: AbstractContextManager[None] = nullcontext()
 _untraced: ContextVar[bool] = ContextVar("kjournal_untraced", default=False)
 
 
-def recording() -> bool:
-    """Whether spans are recorded here: a tracer provider is installed (the API alone records
+def installed() -> bool:
+    """Whether spans may be recorded here: a tracer provider is installed (the API alone records
     nothing) and this is not background work (`untraced`)."""
     if _untraced.get():
         return False
     if _tracer is not None:
         return True
-    return _install_tracer()
+    return not _DISABLED and _install_tracer()
+
+
+def recording() -> bool:
+    """Whether kjournal's spans are made here: `installed()`, and the current span, if there
+    is one, is sampled."""
+    if not installed():
+        return False
+    current = get_current_span()
+    return current is INVALID_SPAN or current.is_recording()
 
 
 @contextmanager
@@ -68,10 +77,6 @@ def tracer() -> trace.Tracer:
 
 def _install_tracer() -> bool:
     global _tracer
-    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _PROVIDER_FROM_ENVIRONMENT:
-        # None set (the API's own first test, read here directly): `get_tracer_provider` would
-        # also look the environment up on every call, a microsecond each time, twice an append.
-        return False
     provider = trace.get_tracer_provider()
     if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
         return False
@@ -86,7 +91,7 @@ def span(
     attributes: Mapping[str, AttributeValue] | None = None,
 ) -> AbstractContextManager[Span | None]:
     """A span current while the block runs (an exception escaping it is recorded on it), or,
-    without a provider, nothing at all: the block gets None."""
+    without a provider or under a span not sampled, nothing at all: the block gets None."""
     if not recording():
         return _NO_SPAN
     assert _tracer is not None
