@@ -84,6 +84,21 @@ def writer(
 
 
 @pytest.fixture(scope="session")
+def second_writer(
+    platform: Endpoints, reader: RunningService, service_logs: Path
+) -> Iterator[RunningService]:
+    """Another writer process like `writer`, asking the same reader: two replicas of the writer."""
+    service = start_service(
+        "kjournal_writer",
+        {**kafka_settings(platform), **writer_limits(), **reader_link(reader)},
+        service_logs,
+        ready_path="/readyz",
+    )
+    yield service
+    assert service.stop(), service.log()
+
+
+@pytest.fixture(scope="session")
 def reader(
     platform: Endpoints, services_keyspace: str, service_logs: Path
 ) -> Iterator[RunningService]:
