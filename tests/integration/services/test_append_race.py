@@ -44,6 +44,7 @@ class Tally:
     statuses: Counter[str] = field(default_factory=Counter)
     won: dict[int, dict[str, int]] = field(default_factory=dict)
     resent: int = 0
+    after_resending: Counter[str] = field(default_factory=Counter)
     unexpected: list[str] = field(default_factory=list)
 
     def record(self, seq_nr: int, payload: dict[str, int], answer: c.Answer) -> None:
@@ -51,6 +52,8 @@ class Tally:
             self.resent += answer.resent
             label = "200 replay" if answer.replay else str(answer.status)
             self.statuses[label] += 1
+            if answer.resent:
+                self.after_resending[label] += 1
             if answer.status == 201 or answer.replay:
                 if answer.replay and answer.resent == 0:
                     self.unexpected.append(f"a replay of an append sent once: {answer}")
@@ -137,12 +140,16 @@ def test_one_append_wins_each_seq_nr(
             assert c.pointer(http, reader.url, topic, id) == n
             assert c.events(http, reader.url, topic, id) == expected
 
-    counts = ", ".join(f"{label}: {count}" for label, count in sorted(tally.statuses.items()))
+    resent = _counts(tally.after_resending) or "-"
     add_session_report(
         request.config,
         "append race (issue 25)",
         f"{THREADS} threads × {ATTEMPTS} conditional appends over 2 writers, "
-        f"{passes} replication passes alongside: final seqNr {n}; answers {counts}; "
-        f"504s resent: {tally.resent}; events read 1..{n} before and after replication; "
-        "conflicts: none",
+        f"{passes} replication passes alongside: final seqNr {n}; "
+        f"answers {_counts(tally.statuses)}; 504s resent: {tally.resent} (finally answered "
+        f"{resent}); events read 1..{n} before and after replication; conflicts: none",
     )
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{label}: {count}" for label, count in sorted(counter.items()))
