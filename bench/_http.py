@@ -153,3 +153,25 @@ def bench_topic(bootstrap: str, partitions: int = 8) -> Iterator[str]:
         yield name
     finally:
         asyncio.run(_admin(bootstrap, None, name, partitions))
+
+
+def dev_reader_settings(bootstrap: str) -> dict[str, str]:
+    """A reader on kjournal-dev's Kafka and Cassandra (the `journal` keyspace `scripts/dev up`
+    creates; KJOURNAL_DEV_CASSANDRA_PORT, default 9042)."""
+    return {
+        "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+        "KJOURNAL_CASSANDRA__CONTACT_POINTS": "127.0.0.1",
+        "KJOURNAL_CASSANDRA__PORT": os.environ.get("KJOURNAL_DEV_CASSANDRA_PORT", "9042"),
+        "KJOURNAL_CASSANDRA__KEYSPACE": "journal",
+    }
+
+
+@contextmanager
+def writers_reader(
+    bootstrap: str, log_dir: Path, settings: dict[str, str] | None = None
+) -> Iterator[tuple[dict[str, str], int]]:
+    """A reader process for the benchmark's writers, which ask it each append's outcome before
+    they answer: yields the writer settings that link to it, and its process id."""
+    reader_env = {**dev_reader_settings(bootstrap), **(settings or {})}
+    with service_process("kjournal_reader", reader_env, log_dir) as (url, pid):
+        yield {"KJOURNAL_READER__URL": url}, pid

@@ -12,6 +12,10 @@ turn and loaded by wrk exactly as the main table's HTTP column:
   `kjournal-dev up --secure`, whose state directory is DIR), no HTTP authentication;
 * SCRAM + auth, one token.
 
+Each writer asks a reader of its own variant for its appends' outcomes (on the same Kafka, as
+`kjournal-reader` there and in Cassandra, with the same HTTP authentication), so a variant's cost
+includes the reader's side of an append.
+
 Prints each variant's appends/s, latency and the writer's CPU per append, and its ratio to plain;
 with `--rounds` > 1 the variants are run round-robin that often and the median is shown.
 """
@@ -29,12 +33,12 @@ from pathlib import Path
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.credentials import KAFKA_WRITER, Credentials
+from kjournal_dev.credentials import CASSANDRA_READER, KAFKA_READER, KAFKA_WRITER, Credentials
 from kjournal_dev.dev_tokens import DevIssuer
 from kjournal_dev.kafka_security import admin_options, client_env
 from kjournal_dev.state import PlatformState
 
-from bench._http import bench_topic, cpu_seconds, service_process
+from bench._http import bench_topic, cpu_seconds, dev_reader_settings, service_process
 from bench.http_append import WARMUP_S, Result, wrk
 
 __all__ = ["compare"]
@@ -58,6 +62,7 @@ class SecuredBroker:
     bootstrap: str
     credentials: Credentials
     issuer: DevIssuer
+    cassandra: str  # host:port of the secured platform's Cassandra (roles on)
 
     @classmethod
     def of(cls, state_dir: Path) -> SecuredBroker:
@@ -73,7 +78,8 @@ class SecuredBroker:
                 f"{state_dir} is not the state of a running `kjournal-dev up --secure` platform"
             )
         issuer = DevIssuer(state_dir / "auth").ensure()
-        return cls(state.components["kafka"].address, credentials, issuer)
+        kafka, cassandra = state.components["kafka"], state.components["cassandra"]
+        return cls(kafka.address, credentials, issuer, cassandra.address)
 
 
 async def _secured_admin(broker: SecuredBroker, create: str | None, delete: str | None) -> None:
@@ -113,6 +119,28 @@ def _writer_env(
         env.update(client_env(KAFKA_WRITER, broker.credentials))
     else:
         env["KJOURNAL_KAFKA__BOOTSTRAP_SERVERS"] = plain.bootstrap_servers
+    if variant.tokens is not None:
+        env.update(broker.issuer.service_env())
+    return env
+
+
+def _reader_env(variant: Variant, plain: KafkaSettings, broker: SecuredBroker) -> dict[str, str]:
+    """The reader the variant's writer asks for outcomes: on the same Kafka, with its own
+    credentials there and in Cassandra, and the same HTTP authentication (the writer passes the
+    caller's token on)."""
+    if variant.secured_kafka:
+        host, port = broker.cassandra.rsplit(":", 1)
+        env = {
+            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": broker.bootstrap,
+            **client_env(KAFKA_READER, broker.credentials),
+            "KJOURNAL_CASSANDRA__CONTACT_POINTS": host,
+            "KJOURNAL_CASSANDRA__PORT": port,
+            "KJOURNAL_CASSANDRA__KEYSPACE": "journal",
+            "KJOURNAL_CASSANDRA__USERNAME": CASSANDRA_READER,
+            "KJOURNAL_CASSANDRA__PASSWORD": broker.credentials.cassandra[CASSANDRA_READER],
+        }
+    else:
+        env = dev_reader_settings(plain.bootstrap_servers)
     if variant.tokens is not None:
         env.update(broker.issuer.service_env())
     return env
@@ -159,7 +187,18 @@ def compare(
                     env = _writer_env(variant, plain, broker, workers)
                     tokens = None if variant.tokens is None else files[variant.tokens]
                     prefix = f"sec-{level}-{round_}-{variants.index(variant)}"
-                    with service_process("kjournal_writer", env, work / "logs") as (url, pid):
+                    reader_env = _reader_env(variant, plain, broker)
+                    with (
+                        service_process("kjournal_reader", reader_env, work / "logs") as (
+                            reader,
+                            _,
+                        ),
+                        service_process(
+                            "kjournal_writer",
+                            {**env, "KJOURNAL_READER__URL": reader},
+                            work / "logs",
+                        ) as (url, pid),
+                    ):
                         wrk(url, topic, f"warm-{prefix}", level, WARMUP_S, size, tokens)
                         before = cpu_seconds(pid)
                         result = wrk(url, topic, prefix, level, seconds, size, tokens)

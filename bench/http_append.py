@@ -3,6 +3,7 @@
     uv run python -m bench.http_append [--seconds 10] [--levels 1,16,64] [--payload-bytes 100]
                                        [--workers 1] [--linger-ms 0]
                                        [--secure-state DIR [--rounds N] [--security-only]]
+                                       [--conditional [--rounds N]]
 
 Needs kjournal-dev's Kafka (KJOURNAL_DEV_KAFKA_PORT, default 9092) and wrk, the C HTTP load
 generator (`apt-get install -y wrk`), so that the load costs little of the CPU the writer, Kafka
@@ -27,6 +28,10 @@ Prints appends/s, p50 and p99 latency of both and the ratio; for HTTP also the w
 per append and, as "cores", the cores the writer (all its processes), wrk and the whole host kept
 busy during the run: Kafka, Cassandra and anything else running share them too. The target is
 ≥ 5 000 appends/s at c=64 on 2 cores with p99 < 50 ms; no assertion is made.
+
+`--conditional` compares, instead of HTTP with raw, conditional appends with unconditional ones
+and two writer processes with one, each writer asking a reader for outcomes (bench/_conditional.py;
+needs kjournal-dev's Cassandra too: `scripts/dev up`), e.g. `--conditional --levels 64`.
 
 `--tracing off,default,on` runs one writer per mode (bench/_tracing.py: `off` is
 OTEL_SDK_DISABLED=true, `default` samples as the Helm chart does by default, `on` samples and
@@ -70,6 +75,7 @@ from bench._http import (
     percentile,
     run,
     service_process,
+    writers_reader,
 )
 from bench._tracing import label as tracing_label
 from bench._tracing import modes as tracing_modes
@@ -286,6 +292,11 @@ def main() -> None:
         help="state directory of a running `kjournal-dev up --secure`: compare auth and SCRAM",
     )
     parser.add_argument("--security-only", action="store_true", help="only the security comparison")
+    parser.add_argument(
+        "--conditional",
+        action="store_true",
+        help="instead: conditional vs unconditional appends, one writer vs two (bench/_conditional.py)",
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("bench.http_append needs wrk: apt-get install -y wrk")
@@ -307,7 +318,12 @@ def main() -> None:
         "(uvloop, httptools); HTTP load: wrk -t1 -c<c>, keep-alive; "
         "raw: one AIOKafkaProducer in this process"
     )
-    if not args.security_only:
+    if args.conditional:
+        from bench._conditional import compare_conditional  # it uses this module's wrk result
+
+        for level in levels:
+            compare_conditional(kafka, level, args)
+    elif not args.security_only:
         _compare_with_raw(kafka, levels, args)
     if args.secure_state is not None:
         from bench._security import compare  # it uses this module's wrk()
@@ -329,10 +345,12 @@ def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Na
     logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     with ExitStack() as stack:
         topic = stack.enter_context(bench_topic(kafka.bootstrap_servers, args.partitions))
+        link, _ = stack.enter_context(writers_reader(kafka.bootstrap_servers, logs / "reader"))
         writer_env = {
             "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": kafka.bootstrap_servers,
             "KJOURNAL_KAFKA__LINGER_MS": str(kafka.linger_ms),
             "KJOURNAL_HTTP__WORKERS": str(args.workers),
+            **link,
         }
         writers = {
             mode: stack.enter_context(

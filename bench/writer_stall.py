@@ -2,11 +2,11 @@
 
     uv run python -m bench.writer_stall [--events 200000] [--probe-ms 5]
 
-Needs kjournal-dev's Kafka (KJOURNAL_DEV_KAFKA_PORT, default 9092). Starts the writer twice, on
-free ports, and while a client posts one append of `--events` events (`{"seqNr": n}` each, 3.4 MB
-for 200 000: under the 4 MiB body limit), a probe sends `GET /healthz` every `--probe-ms` on its
-own connection. Prints, for each writer, what the append got and when, and the worst and p99
-`/healthz` latency while it was under way:
+Needs kjournal-dev's Kafka and Cassandra (`scripts/dev up`). Starts a reader, which the writers
+ask for their appends' outcomes, and the writer twice, on free ports, and while a client posts one
+append of `--events` events (`{"seqNr": n}` each, 3.4 MB for 200 000: under the 4 MiB body limit),
+a probe sends `GET /healthz` every `--probe-ms` on its own connection. Prints, for each writer,
+what the append got and when, and the worst and p99 `/healthz` latency while it was under way:
 
 * baseline: the writer as it was before bodies were parsed off the event loop and appends were
   capped (`KJOURNAL_HTTP__OFFLOAD_BODY_BYTES` and `KJOURNAL_HTTP__MAX_EVENTS_PER_APPEND` set out
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import httpx
 
-from bench._http import bench_topic, host, percentile, service
+from bench._http import bench_topic, host, percentile, service, writers_reader
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,12 @@ def main() -> None:
         "KJOURNAL_HTTP__OFFLOAD_BODY_BYTES": str(1 << 40),
         "KJOURNAL_HTTP__MAX_EVENTS_PER_APPEND": str(1 << 40),
     }
-    kafka = {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap}
-    with tempfile.TemporaryDirectory() as logs, bench_topic(bootstrap) as topic:
+    with (
+        tempfile.TemporaryDirectory() as logs,
+        bench_topic(bootstrap) as topic,
+        writers_reader(bootstrap, Path(logs) / "reader") as (link, _),
+    ):
+        kafka = {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap, **link}
         results = []
         with service("kjournal_writer", {**kafka, **baseline}, Path(logs) / "baseline") as url:
             label = "baseline (parsed on the loop, no cap)"

@@ -4,7 +4,8 @@ and a ledger of every append the writer acknowledged.
 Each journal has one writer task (the single-writer principle): it appends its next events and,
 when the client gives up (its 30 s retry budget spent), sends the same append again until it is
 acknowledged or the scenario's deadline passes. Some tasks also resend an acknowledged append
-(a client that timed out after the writer had answered) or overlap it with the next one. Every
+(a client that timed out after the writer had answered: a replay) or send the next one with the
+last acknowledged event in front (dropped whole: a 409, then the next one is sent alone). Every
 HTTP answer ≥ 400 and every transport error is counted, retried or not.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 import httpx
 from kjournal.client import AsyncClient
-from kjournal.errors import KJournalError, UnknownTopic
+from kjournal.errors import AppendConflict, KJournalError, UnknownTopic
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
 
 __all__ = ["CountingTransport", "JournalLoad", "Ledger", "payload_of"]
@@ -96,7 +97,7 @@ class JournalLoad:
             size = rng.randint(1, self.max_batch)
             events = [self._event(n) for n in range(next_seq_nr, next_seq_nr + size)]
             if self.overlap_every and last and appends % self.overlap_every == 0:
-                events = [last[-1], *events]
+                await self.overlap([last[-1], *events])
             if not await self.deliver(events):
                 return
             next_seq_nr = int(events[-1].seq_nr) + 1
@@ -107,6 +108,23 @@ class JournalLoad:
 
     def _event(self, seq_nr: int) -> Event:
         return Event(SeqNr(seq_nr), payload=JsonPayload(payload_of(self.key, seq_nr)))
+
+    async def overlap(self, events: list[Event]) -> None:
+        """An append that repeats an acknowledged event: dropped whole (docs/concurrency.md), so
+        answered 409 append-conflict, and nothing of it is read (the checker sees to that)."""
+        while True:
+            try:
+                await self.client.append(self.key, events)
+            except AppendConflict:
+                self.ledger.given_up["AppendConflict (overlap, expected)"] += 1
+                return
+            except KJournalError as exc:
+                self.ledger.given_up[type(exc).__name__] += 1
+                if time.monotonic() >= self.give_up_at:
+                    return
+                await asyncio.sleep(0.5)
+            else:
+                raise AssertionError(f"{self.key}: an append overlapping {events[0]} was taken")
 
     async def deliver(self, events: list[Event]) -> bool:
         """Append until acknowledged (True), or False: the deadline passed or the topic is gone."""

@@ -69,18 +69,30 @@ def reader_link(reader: RunningService) -> dict[str, str]:
     return {"KJOURNAL_READER__URL": reader.url}
 
 
-@pytest.fixture(scope="session")
-def writer(
-    platform: Endpoints, reader: RunningService, service_logs: Path
-) -> Iterator[RunningService]:
+def _writer(platform: Endpoints, reader: RunningService, logs: Path) -> Iterator[RunningService]:
     service = start_service(
         "kjournal_writer",
         {**kafka_settings(platform), **writer_limits(), **reader_link(reader)},
-        service_logs,
+        logs,
         ready_path="/readyz",
     )
     yield service
     assert service.stop(), service.log()
+
+
+@pytest.fixture(scope="session")
+def writer(
+    platform: Endpoints, reader: RunningService, service_logs: Path
+) -> Iterator[RunningService]:
+    yield from _writer(platform, reader, service_logs)
+
+
+@pytest.fixture(scope="session")
+def second_writer(
+    platform: Endpoints, reader: RunningService, service_logs: Path
+) -> Iterator[RunningService]:
+    """Another writer process like `writer`, asking the same reader: two replicas of the writer."""
+    yield from _writer(platform, reader, service_logs)
 
 
 @pytest.fixture(scope="session")

@@ -75,7 +75,26 @@ def start_service(
     ready_path: str = "/healthz",
     timeout_s: float = 60.0,
 ) -> RunningService:
-    """`python -m <module>` with `settings` (KJOURNAL_* variables) on a free loopback port."""
+    """`python -m <module>` with `settings` (KJOURNAL_* variables) on a free loopback port (another
+    one if something took that port before the service bound it)."""
+    for _ in range(BIND_ATTEMPTS - 1):
+        try:
+            return _start_service(module, settings, log_dir, ready_path, timeout_s)
+        except _PortTaken:
+            continue
+    return _start_service(module, settings, log_dir, ready_path, timeout_s)
+
+
+BIND_ATTEMPTS = 3
+
+
+class _PortTaken(AssertionError):
+    pass
+
+
+def _start_service(
+    module: str, settings: dict[str, str], log_dir: Path, ready_path: str, timeout_s: float
+) -> RunningService:
     port = free_port()
     env = _clean_env()
     env.update(
@@ -100,7 +119,9 @@ def start_service(
     deadline = time.monotonic() + timeout_s
     while True:
         if process.poll() is not None:
-            raise AssertionError(f"{module} exited with {process.returncode}:\n{service.log()}")
+            output = service.log()
+            error = _PortTaken if "address already in use" in output else AssertionError
+            raise error(f"{module} exited with {process.returncode}:\n{output}")
         try:
             if httpx.get(service.url + ready_path, timeout=2).status_code == 200:
                 return service

@@ -166,9 +166,9 @@ async def _from_evidence(
         copy = kept[last]
         own = all(event.partition_offset.offset == offset for event in kept.values())
         seq_nr = int(view.info.seq_nr or last)
-        if own:
+        if own:  # the journal's seqNr after this append, as on the tail path: not later events'
             return AppendOutcome(
-                Outcome.TAKEN, seq_nr, PartitionOffset(partition, offset), append.timestamp
+                Outcome.TAKEN, last, PartitionOffset(partition, offset), append.timestamp
             )
         return AppendOutcome(Outcome.REPLAY, seq_nr, copy.partition_offset, copy.timestamp)
     raise OutcomeUnknown(
