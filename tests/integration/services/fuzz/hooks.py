@@ -5,7 +5,9 @@ The schema states every rule a JSON Schema can; the hooks add what it cannot:
 * seqNrs strictly increase within an append: a generated list of valid seqNrs is renumbered
   upwards from its first (an invalid seqNr is left alone, so a negative case stays negative);
   under a valid `If-Match: "p"` they start at p + 1, and `If-None-Match` is left out beside it
-  (the two together are refused);
+  (the two together are refused); an append without a condition starts above every seqNr the
+  run wrote before, so that it is taken rather than a conflict with an earlier case, and three
+  conditions in four are left out (a condition on a journal the run did not make is a 412);
 * data to find: a topic matching the schema becomes, for most cases, the test's existing topic
   (`KJOURNAL_FUZZ_TOPIC`), and an id, for half the cases, the journal the test appended
   (`KJOURNAL_FUZZ_ID`), so reads reach Cassandra and Kafka rather than a 404;
@@ -46,6 +48,8 @@ _cases = itertools.count()
 
 
 _ENTITY_TAG = re.compile(r'"?(0|[1-9][0-9]{0,17})"?')
+_fresh = itertools.count(10**12, 10**6)
+_conditions = itertools.count()
 
 
 def _increasing(body: Any, expected: int | None = None) -> Any:
@@ -55,7 +59,7 @@ def _increasing(body: Any, expected: int | None = None) -> Any:
     if not all(isinstance(e, dict) and _valid_seq_nr(e.get("seqNr")) for e in events):
         return body
     body = copy.deepcopy(body)
-    first = int(body["events"][0]["seqNr"]) if not expected else expected + 1
+    first = next(_fresh) if expected is None else expected + 1
     first = min(first, SEQ_NR_MAX - len(events) + 1)
     for offset, event in enumerate(body["events"]):
         event["seqNr"] = first + offset
@@ -82,10 +86,16 @@ def before_call(ctx: schemathesis.HookContext, case: schemathesis.Case[Any], kwa
     expected: int | None = None
     headers = case.headers
     if_match = headers.get("If-Match") if headers is not None else None
-    if isinstance(if_match, str) and (match := _ENTITY_TAG.fullmatch(if_match)):
+    if headers is not None and next(_conditions) % 4:
+        for name in ("If-Match", "If-None-Match"):
+            if name in headers:
+                del headers[name]
+    elif isinstance(if_match, str) and (match := _ENTITY_TAG.fullmatch(if_match)):
         expected = int(match[1])
         if headers is not None and "If-None-Match" in headers:
             del headers["If-None-Match"]
+    elif headers is not None and headers.get("If-None-Match") == "*":
+        expected = 0
     body = _increasing(case.body, expected)
     if body is not case.body:
         case.body = body
