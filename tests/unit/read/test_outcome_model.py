@@ -107,9 +107,7 @@ def _model(ops: list[Op]) -> tuple[list[Outcome | None], dict[int, dict[str, Jso
                 continue
             identical = exists and op.last <= high
             for n in range(op.first, op.last + 1):
-                if n <= delete_to:
-                    continue
-                if events.get(n) != _payload(KEY, n, op.variant):
+                if n <= delete_to or events.get(n) != _payload(KEY, n, op.variant):
                     identical = False
             if identical:
                 outcomes.append(Outcome.REPLAY)
@@ -202,9 +200,14 @@ def ap(
             ["taken", None, "taken"],
         ),
         (
-            "a deleted event cannot be compared: a resend of it is a replay",
-            [ap(1, 2), Op(KEY, "delete", 0, 2), ap(1, 2, variant=1)],
-            ["taken", None, "replay"],
+            "a deleted event cannot be compared: a resend of it is no replay",
+            [ap(1, 2), Op(KEY, "delete", 0, 2), ap(1, 2)],
+            ["taken", None, "conflict"],
+        ),
+        (
+            "a seqNr below a journal's first is no replay",
+            [ap(2), ap(1, expect=0)],
+            ["taken", "refused"],
         ),
         (
             "other journals do not count",

@@ -124,17 +124,13 @@ async def _events_of(
 async def _compare(
     reader: JournalReader, view: JournalView, candidate: list[EventRecord]
 ) -> tuple[bool, EventRecord | None]:
-    """Whether each candidate event equals what a read of `view` returns for its seqNr (a
-    seqNr a delete hid cannot be compared and counts as equal, as the replicator counts it; a
-    seqNr the journal never held does not), and the kept copy of the last one."""
+    """Whether each candidate event equals what a read of `view` returns for its seqNr (a seqNr
+    the read does not return, deleted or never written, is not equal: a 2xx is never answered
+    for events no reader returns), and the kept copy of the last one."""
     kept = await _kept(reader, view, candidate)
     last = candidate[-1].seq_nr
-    hidden_to = view.info.hide_to
     identical = all(
-        same_content(event, kept[event.seq_nr])
-        if event.seq_nr in kept
-        else event.seq_nr <= hidden_to
-        for event in candidate
+        event.seq_nr in kept and same_content(event, kept[event.seq_nr]) for event in candidate
     )
     return identical, kept.get(last)
 

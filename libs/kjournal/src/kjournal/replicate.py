@@ -297,7 +297,6 @@ class _DroppedAppend:
     events: tuple[EventRecord, ...]
     expect: int | None
     seq_nr: int  # the journal's seqNr when the append came (0: no journal)
-    hidden_to: int  # its seqNrs up to here were deleted then (kept events may be gone)
     kept: dict[int, EventRecord]
 
 
@@ -409,9 +408,7 @@ def _taken(
                 repeated: dict[int, EventRecord] = {
                     e.seq_nr: kept_here[e.seq_nr] for e in events if e.seq_nr in kept_here
                 }
-                dropped.append(
-                    _DroppedAppend(events, action.header.expect, seq_nr, info.hide_to, repeated)
-                )
+                dropped.append(_DroppedAppend(events, action.header.expect, seq_nr, repeated))
                 info = info.apply(record)
                 continue
             kept_here.update((event.seq_nr, event) for event in events)
@@ -425,8 +422,9 @@ def _taken(
 def _classify_dropped(works: list[_Work], store: ReplicatedStore, now: datetime) -> list[Conflict]:
     """Sort each dropped append into replay, refusal or conflict (fold/append_rule.py) by
     comparing it with the events the journal keeps (from this slice, else from the store), and
-    return the conflicts' rows. A repeated event whose kept counterpart a delete removed cannot be
-    compared: it counts as identical; one of a seqNr the journal never held (a gap) does not."""
+    return the conflicts' rows. A repeated event without a kept counterpart (a delete removed it,
+    or the journal never held its seqNr) is not identical: as the writer's answer, which never
+    calls a replay what no reader returns."""
     conflicts: list[Conflict] = []
     for work in works:
         if not work.dropped:
@@ -445,10 +443,7 @@ def _classify_dropped(works: list[_Work], store: ReplicatedStore, now: datetime)
         for dropped in work.dropped:
             kept = [(e, dropped.kept.get(e.seq_nr) or stored.get(e.seq_nr)) for e in dropped.events]
             identical = dropped.events[-1].seq_nr <= dropped.seq_nr and all(
-                same_content(event, other)
-                if other is not None
-                else event.seq_nr <= dropped.hidden_to
-                for event, other in kept
+                other is not None and same_content(event, other) for event, other in kept
             )
             kind = dropped_kind(identical, dropped.expect)
             work.dropped_events += len(dropped.events)
