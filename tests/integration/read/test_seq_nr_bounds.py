@@ -52,7 +52,7 @@ async def _reads_with(stack: Stack, key: Key, *, tail_cache: bool) -> dict[str, 
 
 async def test_the_largest_seq_nr_reads_back_before_and_after_replication(stack: Stack) -> None:
     key = Key(stack.topic, "largest")
-    await stack.writer.journal(key).append(_events(MAX - 1, MAX))
+    await stack.writer.journal(key).produce(_events(MAX - 1, MAX))
     expected = {
         "all": ([(MAX - 1, str(MAX - 1)), (MAX, str(MAX))], MAX),
         "from max": ([(MAX, str(MAX))], MAX),
@@ -70,7 +70,7 @@ async def test_the_largest_seq_nr_reads_back_before_and_after_replication(stack:
 async def test_a_delete_to_the_largest_seq_nr_deletes_everything(stack: Stack) -> None:
     key = Key(stack.topic, "deleted")
     journal = stack.writer.journal(key)
-    await journal.append(_events(MAX - 2, MAX - 1))
+    await journal.produce(_events(MAX - 2, MAX - 1))
     await stack.replicate()
     await journal.delete(MAX)
     empty = {
@@ -85,7 +85,7 @@ async def test_a_delete_to_the_largest_seq_nr_deletes_everything(stack: Stack) -
     assert await _reads(stack, key) == empty, "the delete only in Kafka"
     await stack.replicate()
     assert await _reads(stack, key) == empty, "replicated"
-    await journal.append(_events(MAX))
+    await journal.produce(_events(MAX))
     await stack.replicate()
     reads = await _reads(stack, key)
     assert reads["all"] == ([(MAX, str(MAX))], MAX)
@@ -96,7 +96,7 @@ async def test_the_smallest_seq_nr_and_the_longest_expiry(stack: Stack) -> None:
     key = Key(stack.topic, "smallest")
     journal = stack.writer.journal(key)
     longest = RecordMetadata(payload=PayloadMetadata(expire_after=ExpireAfter(MAX_NANOS)))
-    await journal.append(_events(1), longest)
+    await journal.produce(_events(1), longest)
     await stack.replicate()
     async with stack.reading(tail_cache=False) as journals:
         assert await read_all(journals, key) == ([(1, "1")], 1)
