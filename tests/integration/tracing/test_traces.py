@@ -90,15 +90,21 @@ def test_one_append_traced_from_the_client_through_kafka_and_spark_to_a_read(
     append_trace = _hex(appending.trace_id, 32)
     # The writer continued the client's trace: its server span's parent is the caller's span.
     spans = collected.wait_for(
-        "replicator slice span linked to the append",
-        lambda found: any(s.service == "kjournal-replicator" and s.links for s in found),
+        "replicator slice span linked to the append, and the reader's span of its outcome",
+        lambda found: (
+            any(s.service == "kjournal-replicator" and s.links for s in found)
+            and any(s.service == "kjournal-reader" and s.kind == SERVER for s in found)
+        ),
         mentioning=append_trace,
     )
-    server = _one(spans, trace_id=append_trace, kind=SERVER)
-    assert server.service == "kjournal-writer"
+    server = _one(spans, trace_id=append_trace, kind=SERVER, service="kjournal-writer")
     assert server.parent_id == _hex(appending.span_id, 16)
     assert server.name == "POST /v1/journals/{topic}/{id}/events"
     assert server.attributes["http.response.status_code"] == 201
+    # The writer asked the reader for the append's outcome within the append's trace.
+    outcome = _one(spans, trace_id=append_trace, kind=SERVER, service="kjournal-reader")
+    assert outcome.name == "GET /v1/journals/{topic}/{id}/appends/{offset}"
+    assert outcome.parent_id == server.span_id
     # The produce span, under it, says where the record went.
     produce = _one(_children(spans, server), kind=PRODUCER)
     assert produce.name == f"send {topic}"
