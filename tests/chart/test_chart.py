@@ -346,7 +346,8 @@ def _egress_ports(policy: dict[str, Any]) -> set[int]:
 def test_network_policies_mirror_the_access_split(render: Render):
     policies = by_kind(render([CHART / "ci/production-values.yaml"]), "NetworkPolicy")
     dns, kafka, cassandra, api, otlp = {53}, {9093}, {9042}, {443, 6443}, {4318}
-    assert _egress_ports(policies["kj-kjournal-writer"]) == dns | kafka | otlp
+    reader_http = {8080}  # the writer asks the reader each append's outcome (docs/concurrency.md)
+    assert _egress_ports(policies["kj-kjournal-writer"]) == dns | kafka | otlp | reader_http
     assert _egress_ports(policies["kj-kjournal-reader"]) == dns | kafka | cassandra | otlp
     assert _egress_ports(policies["kj-kjournal-replicator"]) == (
         dns | kafka | cassandra | api | otlp

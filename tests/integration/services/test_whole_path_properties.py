@@ -47,7 +47,7 @@ from kjournal_dev.platform import Endpoints
 from kjournal_dev.replay import replicate
 from kjournal_dev.topics import create_topic, delete_topics
 
-from tests.integration.services.conftest import kafka_settings
+from tests.integration.services.conftest import kafka_settings, reader_link
 from tests.integration.services.support import RunningService, start_service, wait_for_topic
 from tests.support.platform import unique_name
 
@@ -65,12 +65,15 @@ PROBLEM = "application/problem+json"
 
 
 @pytest.fixture(scope="module")
-def deep_writer(platform: Endpoints, service_logs: Path) -> Iterator[RunningService]:
+def deep_writer(
+    platform: Endpoints, reader: RunningService, service_logs: Path
+) -> Iterator[RunningService]:
     """A writer at its most permissive depth, with room for records of a few hundred kB."""
     service = start_service(
         "kjournal_writer",
         {
             **kafka_settings(platform),
+            **reader_link(reader),
             "KJOURNAL_HTTP__MAX_JSON_DEPTH": str(MAX_DEPTH),
             "KJOURNAL_KAFKA__MAX_RECORD_BYTES": str(RECORD_BYTES),
         },
