@@ -251,7 +251,7 @@ def test_cli_has_the_kind_and_images_commands():
     assert parser.parse_args(["kind", "tools", "--with-skaffold"]).with_skaffold
     assert parser.parse_args(["kind", "load", "writer", "reader"]).images == ["writer", "reader"]
     assert parser.parse_args(["images", "build"]).images == []
-    assert parser.parse_args(["prebuild"]).command == "prebuild"
+    assert parser.parse_args(["prebuild", "--early"]).early
     with pytest.raises(DevError, match="unknown image 'wirter'"):
         images.specs(["wirter"])
 

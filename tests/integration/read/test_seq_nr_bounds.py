@@ -1,10 +1,13 @@
 """Every seqNr the API accepts reads back, at both ends of the range, before and after
 replication: 2^63-1 is a Cassandra bigint, but the end of its segment ((segment + 1) * size) is
-not, and binding it failed every read of the journal once replicated."""
+not, and binding it failed every read of the journal once replicated. And no seqNr makes a
+journal unreadable: a gap is bounded (append_rule.MAX_GAP), a purge deletes only segments that
+can hold rows."""
 
 from __future__ import annotations
 
 import pytest
+from kjournal.fold.append_rule import MAX_GAP
 from kjournal.model import (
     SEQ_NR_MAX,
     Event,
@@ -103,3 +106,40 @@ async def test_the_smallest_seq_nr_and_the_longest_expiry(stack: Stack) -> None:
         status = await journals.journal(key).status()
     assert status.expiry is not None
     assert status.expiry.after == ExpireAfter(MAX_NANOS)
+
+
+async def test_an_append_skipping_past_max_gap_is_dropped_and_the_journal_stays_readable(
+    stack: Stack,
+) -> None:
+    """1, then 2^63-1: taken, the reads of the journal would walk ~10^14 empty segments. The
+    append rule drops it (a gap of more than MAX_GAP), so every reader returns 1 only."""
+    key = Key(stack.topic, "gap")
+    journal = stack.writer.journal(key)
+    await journal.produce(_events(1))
+    await journal.produce(_events(MAX))
+    await journal.produce(_events(2 + MAX_GAP))  # the largest gap allowed
+    expected = ([(1, "1"), (2 + MAX_GAP, str(2 + MAX_GAP))], 2 + MAX_GAP)
+    async with stack.reading(tail_cache=True) as journals:
+        assert await read_all(journals, key) == expected, "only in Kafka"
+    await stack.replicate()
+    async with stack.reading(tail_cache=False) as journals:
+        assert await read_all(journals, key) == expected, "replicated"
+        assert (await journals.journal(key).status()).seq_nr == 2 + MAX_GAP
+
+
+async def test_a_purge_of_a_journal_begun_far_up_erases_it(stack: Stack) -> None:
+    """A journal that starts at 2^63-1 and is purged in the same slice: the replicator deletes
+    the rows of its segment, not every segment from the first (~10^14 of them)."""
+    key = Key(stack.topic, "far-up-purged")
+    journal = stack.writer.journal(key)
+    await journal.produce(_events(1))
+    await journal.purge()
+    await journal.produce(_events(MAX))
+    await journal.purge()
+    await stack.replicate()
+    async with stack.reading(tail_cache=False) as journals:
+        assert await read_all(journals, key) == ([], None)
+    await journal.produce(_events(1))
+    await stack.replicate()
+    async with stack.reading(tail_cache=False) as journals:
+        assert await read_all(journals, key) == ([(1, "1")], 1)

@@ -32,6 +32,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from kjournal.fold.append_rule import MAX_GAP
 from kjournal_dev.platform import Endpoints
 from kjournal_dev.topics import create_topic, delete_topics
 
@@ -43,7 +44,7 @@ pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)
 
 JOURNALS = ("a", "b")
 KINDS = ("if-match", "stale-if-match", "if-none-match", "next", "gap", "overlap")
-STATUS = {"taken": 201, "replay": 200, "conflict": 409, "refused": 412}
+STATUS = {"taken": 201, "replay": 200, "conflict": 409, "gap": 409, "refused": 412}
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,12 @@ class Journal:
 
     def outcome(self, spec: Spec) -> str:
         """The append rule, naively: taken whole, or dropped whole as a replay (every event is
-        one the journal holds and returns, the same), a refusal (it had a condition) or a
-        conflict. A seqNr no reader returns (deleted, in a gap, below the journal's first) is
+        one the journal holds and returns, the same), a refusal (it had a condition), a gap (it
+        skips more than MAX_GAP seqNrs) or a conflict. A seqNr no reader returns (deleted, in a gap, below the journal's first) is
         never part of a replay: no 2xx for events no reader returns."""
         s = self.seq_nr
         if spec.expect is None:
-            taken = s is None or spec.first > s
+            taken = s is None or s < spec.first <= s + 1 + MAX_GAP
         elif spec.expect == 0:
             taken = s is None
         else:
@@ -97,7 +98,9 @@ class Journal:
         )
         if identical:
             return "replay"
-        return "refused" if spec.expect is not None else "conflict"
+        if spec.expect is not None:
+            return "refused"
+        return "gap" if s is not None and spec.first > s else "conflict"
 
     def apply(self, spec: Spec) -> str:
         kind = self.outcome(spec)

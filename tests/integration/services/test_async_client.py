@@ -7,7 +7,7 @@ from contextlib import aclosing
 
 import pytest
 from kjournal.client import AsyncClient
-from kjournal.errors import SeqNrOrderError
+from kjournal.errors import SeqNrGap, SeqNrOrderError
 from kjournal.model import Event, JsonPayload, Key, SeqNr
 
 from tests.integration.services.support import RunningService
@@ -25,6 +25,9 @@ async def _life(writer: str, reader: str, key: Key) -> None:
         assert [r.range.to for r in results] == list(range(1, 11))
         with pytest.raises(SeqNrOrderError):
             await client.append(key, [Event(SeqNr(12)), Event(SeqNr(11))])
+        with pytest.raises(SeqNrGap) as gap:  # in Kafka, and dropped by every reader
+            await client.append(key, [Event(SeqNr(2**63 - 1))])
+        assert (gap.value.seq_nr, gap.value.first_seq_nr) == (10, 2**63 - 1)
 
         assert [r.seq_nr async for r in client.read(key)] == list(range(1, 11))
         async with aclosing(client.read(key, from_=3)) as records:
@@ -41,7 +44,8 @@ async def _life(writer: str, reader: str, key: Key) -> None:
         assert marked.partition_offset.partition == results[0].partition_offset.partition
         await client.purge(key)
         assert await client.pointer(key) is None
-        assert (await client.replication(key.topic)).lag == 13  # 10 appends, delete, mark, purge
+        # 11 appends (one dropped), delete, mark, purge
+        assert (await client.replication(key.topic)).lag == 14
         assert (await client.ready("writer")).status == "ready"
 
 

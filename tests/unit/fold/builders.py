@@ -82,8 +82,11 @@ def deletes(offset: int, to: int, origin: str | None = None) -> DeleteBatch:
     return DeleteBatch(offset, SeqNr(to), origin)
 
 
-def purges(offset: int, origin: str | None = None, dropped_to: int | None = None) -> PurgeBatch:
-    return PurgeBatch(offset, origin, None, None if dropped_to is None else SeqNr(dropped_to))
+def purges(
+    offset: int, origin: str | None = None, dropped: tuple[tuple[int, int], ...] = ()
+) -> PurgeBatch:
+    ranges = tuple(SeqRange(SeqNr(first), SeqNr(last)) for first, last in dropped)
+    return PurgeBatch(offset, origin, None, ranges)
 
 
 # Real Kafka records, as the replicator consumes them.

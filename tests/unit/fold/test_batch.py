@@ -3,7 +3,7 @@
 Deliberate differences from the Scala expectations:
 * a delete that takes the place of a newer, smaller delete keeps the newer offset ("ours");
 * batches remember what their dropped appends imply: `dropped_from` on the appends that follow
-  appends dropped by a later delete, `dropped_to` on a purge.
+  appends dropped by a later delete, `dropped` on a purge.
 """
 
 from __future__ import annotations
@@ -163,9 +163,9 @@ CASES: list[tuple[str, list[ActionRecord], list[Batch]]] = [
         [purges(2, "origin")],
     ),
     (
-        "append, purge (ours: dropped_to)",
+        "append, purge (ours: dropped)",
         [append(0, 1), purge(1)],
-        [purges(1, dropped_to=1)],
+        [purges(1, dropped=((1, 1),))],
     ),
     (
         "purge, append",
@@ -207,14 +207,19 @@ CASES: list[tuple[str, list[ActionRecord], list[Batch]]] = [
     ),
     # Beyond BatchSpec.
     (
-        "appends before a purge raise dropped_to to their highest seqNr",
+        "appends before a purge are its dropped ranges, adjacent ones merged",
         [append(0, 1, 3), append(1, 4, 9), delete(2, 5), purge(3), append(4, 1)],
-        [purges(3, dropped_to=9), appends(4, append(4, 1))],
+        [purges(3, dropped=((1, 9),)), appends(4, append(4, 1))],
     ),
     (
         "purges: the older one is dropped, its appends still counted",
         [append(0, 1, 7), purge(1), append(2, 1, 2), purge(3)],
-        [purges(3, dropped_to=7)],
+        [purges(3, dropped=((1, 7),))],
+    ),
+    (
+        "incarnations far apart stay apart: no span of empty segments between them",
+        [append(0, 1, 2), purge(1), append(2, 2**62, 2**62 + 1), purge(3)],
+        [purges(3, dropped=((1, 2), (2**62, 2**62 + 1)))],
     ),
     (
         "a delete equal to the later one is dropped",

@@ -25,7 +25,7 @@ from kjournal.fold.plan import (
     plan_purge,
 )
 from kjournal.memory import InMemoryReplicatedStore
-from kjournal.model import Event, EventRecord, ExpireAfter, PartitionOffset, SeqNr
+from kjournal.model import Event, EventRecord, ExpireAfter, PartitionOffset, SeqNr, SeqRange
 from kjournal.model.head import Expiry, JournalHead
 
 from tests.unit.fold.builders import KEY, T0, at, timestamp_of
@@ -305,9 +305,17 @@ def test_purge_without_head_is_ignored() -> None:
 
 
 def test_purge_without_head_clears_rows_of_dropped_appends() -> None:
-    plan = plan_purge(None, at(4), dropped_to=SeqNr(5), segment_size=2)
+    plan = plan_purge(None, at(4), dropped=[SeqRange(SeqNr(1), SeqNr(5))], segment_size=2)
     assert plan is not None
     assert plan.steps == (tuple(DeleteRows(s) for s in range(0, 4)),)
+
+
+def test_purge_without_head_clears_only_the_segments_of_far_up_appends() -> None:
+    far = SeqRange(SeqNr(2**63 - 2), SeqNr(2**63 - 1))
+    plan = plan_purge(None, at(4), dropped=[far], segment_size=100_000)
+    assert plan is not None
+    last = (2**63 - 2) // 100_000
+    assert plan.steps == ((DeleteRows(last - 1), DeleteRows(last), DeleteRows(last + 1)),)
 
 
 def test_purge_of_a_never_truncated_journal_clears_every_segment() -> None:
@@ -333,9 +341,21 @@ def test_purge_of_an_inconsistent_head_reaches_delete_to() -> None:
 
 def test_purge_reaches_rows_of_dropped_appends() -> None:
     h = head(2, 4, 4, segment_size=2)
-    plan = plan_purge(h, at(3), dropped_to=SeqNr(9), segment_size=2)
+    plan = plan_purge(h, at(3), dropped=[SeqRange(SeqNr(5), SeqNr(9))], segment_size=2)
     assert plan is not None
     assert plan.steps[0] == tuple(DeleteRows(s) for s in range(0, 6))
+
+
+def test_purge_does_not_walk_between_the_head_and_far_up_dropped_appends() -> None:
+    h = head(2, 4, 4, segment_size=2)
+    far = SeqRange(SeqNr(2**62), SeqNr(2**62))
+    plan = plan_purge(h, at(3), dropped=[far], segment_size=2)
+    assert plan is not None
+    far_segment = (2**62 - 1) // 2
+    assert plan.steps[0] == (
+        *(DeleteRows(s) for s in range(0, 3)),  # seqNr 4 in segment 1, and one each side
+        *(DeleteRows(s) for s in range(far_segment - 1, far_segment + 2)),
+    )
 
 
 def test_append_with_no_events_is_refused() -> None:

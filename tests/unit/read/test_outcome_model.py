@@ -2,7 +2,7 @@
 
 Random histories of appends (with and without conditions, retries, conflicting resends), deletes
 and purges go into an in-memory log; a prefix is replicated into the in-memory store. For every
-append still in the tail, the outcome must be the model's: taken, replay, refused or conflict. For
+append still in the tail, the outcome must be the model's: taken, replay, refused, conflict or gap. For
 one replication already passed, the outcome may only be "unknown", or what reads show: never a
 201 or a replay for events a read does not return.
 """
@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kjournal.errors import OutcomeUnknown
+from kjournal.fold.append_rule import MAX_GAP
 from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
 from kjournal.model import (
     Action,
@@ -92,7 +93,7 @@ def _model(ops: list[Op]) -> tuple[list[Outcome | None], dict[int, dict[str, Jso
             continue
         if op.kind == "append":
             if op.expect is None:
-                taken = not exists or op.first > high
+                taken = not exists or high < op.first <= high + 1 + MAX_GAP
             elif op.expect == 0:
                 taken = not exists
             else:
@@ -111,8 +112,10 @@ def _model(ops: list[Op]) -> tuple[list[Outcome | None], dict[int, dict[str, Jso
                     identical = False
             if identical:
                 outcomes.append(Outcome.REPLAY)
+            elif op.expect is not None:
+                outcomes.append(Outcome.REFUSED)
             else:
-                outcomes.append(Outcome.CONFLICT if op.expect is None else Outcome.REFUSED)
+                outcomes.append(Outcome.GAP if op.first > high else Outcome.CONFLICT)
         elif op.kind == "delete":
             if exists:
                 delete_to = max(delete_to, min(op.last, high))
@@ -194,6 +197,18 @@ def ap(
         ("an overlap is dropped whole", [ap(1, 2), ap(2, 3)], ["taken", "conflict"]),
         ("a gap is allowed without a condition", [ap(1), ap(5)], ["taken", "taken"]),
         ("a seqNr in a gap is not a replay", [ap(1), ap(5), ap(3)], ["taken", "taken", "conflict"]),
+        ("the largest gap allowed", [ap(1), ap(2 + MAX_GAP)], ["taken", "taken"]),
+        ("one more is dropped", [ap(1), ap(3 + MAX_GAP)], ["taken", "gap"]),
+        (
+            "the far end of the seqNrs after a small journal",
+            [ap(1), ap(2**63 - 1), ap(2)],
+            ["taken", "gap", "taken"],
+        ),
+        (
+            "a new journal may start anywhere, and go on from there",
+            [ap(2**63 - 2), ap(2**63 - 1, expect=2**63 - 2)],
+            ["taken", "taken"],
+        ),
         (
             "after a purge the journal starts over",
             [ap(1), Op(KEY, "purge"), ap(1, variant=1, expect=0)],
@@ -230,7 +245,9 @@ def histories(draw: st.DrawFn) -> list[Op]:
     for _ in range(draw(st.integers(1, 12))):
         kind = draw(st.sampled_from(["append"] * 6 + ["delete", "purge", "other"]))
         if kind == "append":
-            first = draw(st.integers(1, high + 2))
+            first = draw(
+                st.one_of(st.integers(1, high + 2), st.just(high + 2 + MAX_GAP), st.just(2**62))
+            )
             last = draw(st.integers(first, first + 2))
             expect = draw(st.sampled_from([None, None, 0, first - 1, high]))
             ops.append(ap(first, last, draw(st.integers(0, 1)), expect))

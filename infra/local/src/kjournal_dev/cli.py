@@ -164,17 +164,21 @@ def _metrics_docs(platform: Platform, args: argparse.Namespace) -> int:
 
 
 def _prebuild(platform: Platform, args: argparse.Namespace) -> int:
-    """Build now what `up` and `kind up` would build on first use: the collector (which `up`
-    needs first), then the kind toolchain. Each lands in the build cache whole or not at all,
-    and a later step that needs one waits for a build under way instead of starting its own."""
+    """Build now what `up`, the chart tools and `kind up` would build on first use: the
+    collector (which `up` needs first), helm, then (unless --early) the rest of the kind
+    toolchain. Each lands in the build cache whole or not at all, and a later step that needs
+    one waits for a build under way instead of starting its own."""
     from kjournal_dev.collector_build import ensure_collector
+    from kjournal_dev.helm import Helm
     from kjournal_dev.kind.tool import KindTool
 
     started = time.monotonic()
     if platform.config.collector:
         print(ensure_collector(platform.config, _report), flush=True)
-    for path in KindTool(platform.config, _report).build_tools():
-        print(path, flush=True)
+    print(Helm(platform.config, _report).binary(), flush=True)
+    if not args.early:
+        for path in KindTool(platform.config, _report).build_tools():
+            print(path, flush=True)
     _report(f"prebuild done in {time.monotonic() - started:.0f}s")
     return 0
 
@@ -243,11 +247,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     metric_docs.add_argument("--write", action="store_true", help="regenerate the table")
     metric_docs.set_defaults(run=_metrics_docs)
-    sub.add_parser(
+    prebuild = sub.add_parser(
         "prebuild",
-        help="build ahead what `up` and `kind up` build on first use (the collector, then the "
-        "kind toolchain) into the build cache; .ci/run starts it in the background",
-    ).set_defaults(run=_prebuild)
+        help="build ahead into the build cache what `up`, the chart tests and `kind up` build on "
+        "first use: the collector, helm, then the rest of the kind toolchain",
+    )
+    prebuild.add_argument(
+        "--early",
+        action="store_true",
+        help="only what the first test suites need: the collector and helm",
+    )
+    prebuild.set_defaults(run=_prebuild)
     kind_cli.register(sub)
     token = sub.add_parser(
         "token",

@@ -19,7 +19,8 @@ KJournalError
 ├── JournalNotFound              no such journal
 ├── AppendRefused                the journal's rules drop this append: nothing of it is ever read
 │   ├── AppendConflict           seqNrs the journal holds, with other content (HTTP 409)
-│   └── ConditionFailed          its If-Match / If-None-Match did not hold (HTTP 412)
+│   ├── ConditionFailed          its If-Match / If-None-Match did not hold (HTTP 412)
+│   └── SeqNrGap                 it skips too many seqNrs above the journal's (HTTP 409)
 ├── JournalQuarantined           a record of this journal was quarantined (topic, partition, offset)
 ├── TopicRepartitioned           the journal's key maps to another partition than its head's
 ├── PartitionCountChanged        a topic's partition count changed while it was being tailed
@@ -162,6 +163,22 @@ class ConditionFailed(AppendRefused):
             f"journal {topic}:{id} {found}; the append expected it {wanted}, and was dropped",
         )
         self.expected = expected
+
+
+class SeqNrGap(AppendRefused):
+    """An unconditional append that skips more seqNrs than the append rule allows above the
+    journal's seqNr (kjournal.fold.append_rule.MAX_GAP)."""
+
+    def __init__(self, topic: str, id: str, seq_nr: int, first_seq_nr: int, max_gap: int) -> None:
+        super().__init__(
+            topic,
+            id,
+            seq_nr,
+            f"journal {topic}:{id} is at seqNr {seq_nr}: an append may skip at most {max_gap} "
+            f"seqNrs, this one starts at {first_seq_nr}, and was dropped",
+        )
+        self.first_seq_nr = first_seq_nr
+        self.max_gap = max_gap
 
 
 class JournalQuarantined(KJournalError):

@@ -28,8 +28,10 @@ from kjournal.errors import (
     ConditionFailed,
     InvalidSeqNr,
     ReadsNotConfigured,
+    SeqNrGap,
     WritesNotConfigured,
 )
+from kjournal.fold.append_rule import MAX_GAP
 from kjournal.fold.head_info import HeadInfo
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.producer import ActionProducer
@@ -236,6 +238,8 @@ def _append_result(key: Key, range_: SeqRange, outcome: AppendOutcome) -> Append
     if kind is Outcome.REFUSED:
         assert outcome.expected is not None
         raise ConditionFailed(key.topic, key.id, outcome.seq_nr, outcome.expected)
+    if kind is Outcome.GAP:
+        raise SeqNrGap(key.topic, key.id, outcome.seq_nr, range_.from_, MAX_GAP)
     raise AppendConflict(key.topic, key.id, outcome.seq_nr)
 
 

@@ -40,6 +40,7 @@ _OUTCOMES = {
     Dropped.REPLAY: Outcome.REPLAY,
     Dropped.REFUSED: Outcome.REFUSED,
     Dropped.CONFLICT: Outcome.CONFLICT,
+    Dropped.GAP: Outcome.GAP,
 }
 
 
@@ -81,7 +82,7 @@ async def append_outcome(reader: JournalReader, key: Key, offset: int) -> Append
     if met is not None and header.range.to <= met:
         candidate = await _events_of(reader, key, partition, record)
         identical, kept = await _compare(reader, before, candidate)
-    kind = _OUTCOMES[dropped_kind(identical, header.expect)]
+    kind = _OUTCOMES[dropped_kind(identical, header.expect, header.range.from_, met)]
     position, timestamp = record.partition_offset, append.timestamp
     if kind is Outcome.REPLAY and kept is not None:
         position, timestamp = kept.partition_offset, kept.timestamp

@@ -45,7 +45,7 @@ from datetime import UTC, datetime, tzinfo
 from opentelemetry.trace import get_current_span
 
 from kjournal.errors import FormatError, InvalidInput
-from kjournal.fold.append_rule import Dropped, dropped_kind, same_content, takes
+from kjournal.fold.append_rule import MAX_GAP, Dropped, dropped_kind, same_content, takes
 from kjournal.fold.batch import Appends, DeleteBatch, fold_batches
 from kjournal.fold.head_info import HeadInfo
 from kjournal.fold.plan import InsertRows, Plan, Step, plan_append, plan_delete, plan_purge
@@ -103,10 +103,11 @@ class ReplicationResult:
     events: int = 0  # journal rows written
     quarantined: int = 0  # undecodable records
     parked: int = 0  # records behind a quarantined one
-    dropped: int = 0  # appends the append rule dropped (replays, refusals, conflicts)
+    dropped: int = 0  # appends the append rule dropped (replays, refusals, conflicts, gaps)
     duplicates: int = 0  # their events
     conflicts: int = 0  # dropped appends that were conflicts
     refused: int = 0  # dropped appends whose condition failed
+    gaps: int = 0  # dropped appends that skipped more than MAX_GAP seqNrs
 
 
 def replicate_partition(
@@ -184,6 +185,7 @@ def replicate_partition(
         duplicates=sum(work.dropped_events for work in works),
         conflicts=sum(work.conflicts for work in works),
         refused=sum(work.refused for work in works),
+        gaps=sum(work.gaps for work in works),
     )
     _record_metrics(metrics, result, time.perf_counter() - started, slice_, now)
     log.debug(
@@ -312,6 +314,7 @@ class _Work:
     quarantined: int = 0
     conflicts: int = 0
     refused: int = 0
+    gaps: int = 0
     dropped_events: int = 0
 
 
@@ -372,9 +375,7 @@ def _plan(
                 head, position, now, batch.to, batch.origin, segment_size=segment_size
             )
         else:
-            plan = plan_purge(
-                head, position, dropped_to=batch.dropped_to, segment_size=segment_size
-            )
+            plan = plan_purge(head, position, dropped=batch.dropped, segment_size=segment_size)
         if plan is None:
             continue
         work.steps += [step for step in plan.steps if step]
@@ -445,10 +446,22 @@ def _classify_dropped(works: list[_Work], store: ReplicatedStore, now: datetime)
             identical = dropped.events[-1].seq_nr <= dropped.seq_nr and all(
                 other is not None and same_content(event, other) for event, other in kept
             )
-            kind = dropped_kind(identical, dropped.expect)
+            kind = dropped_kind(
+                identical, dropped.expect, dropped.events[0].seq_nr, dropped.seq_nr or None
+            )
             work.dropped_events += len(dropped.events)
             if kind is Dropped.REFUSED:
                 work.refused += 1
+            if kind is Dropped.GAP:
+                work.gaps += 1
+                log.warning(
+                    "journal %s: the append of seqNrs from %d skips more than %d seqNrs of a "
+                    "journal at seqNr %d; it is dropped",
+                    work.key,
+                    dropped.events[0].seq_nr,
+                    MAX_GAP,
+                    dropped.seq_nr,
+                )
             if kind is not Dropped.CONFLICT:
                 continue
             rows = [
@@ -603,11 +616,12 @@ def _record_metrics(
     metrics.increment(REPLICATOR_IGNORED_RECORDS.name, result.ignored, topic=topic)
     metrics.increment(REPLICATOR_BATCHES.name, result.batches, topic=topic)
     metrics.increment(REPLICATOR_EVENTS.name, result.events, topic=topic)
-    replays = result.dropped - result.conflicts - result.refused
+    replays = result.dropped - result.conflicts - result.refused - result.gaps
     for kind, count in (
         ("replay", replays),
         ("refused", result.refused),
         ("conflict", result.conflicts),
+        ("gap", result.gaps),
     ):
         if count:
             metrics.increment(REPLICATOR_DROPPED_APPENDS.name, count, topic=topic, kind=kind)

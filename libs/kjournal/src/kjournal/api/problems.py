@@ -97,6 +97,13 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
         ("topic", "id", "seq_nr", "expected"),
     ),
     ProblemSpec(
+        errors.SeqNrGap,
+        409,
+        "seq-nr-gap",
+        "The append skips too many seqNrs",
+        ("topic", "id", "seq_nr", "first_seq_nr", "max_gap"),
+    ),
+    ProblemSpec(
         errors.AppendRefused, 409, "append-refused", "Append refused", ("topic", "id", "seq_nr")
     ),
     ProblemSpec(
@@ -301,6 +308,14 @@ def error_for_problem(problem: Problem) -> errors.KJournalError:
                 str(extras["id"]),
                 int(extras["seqNr"]),
                 int(extras["expected"]),
+            )
+        if cls is errors.SeqNrGap:
+            return errors.SeqNrGap(
+                str(extras["topic"]),
+                str(extras["id"]),
+                int(extras["seqNr"]),
+                int(extras["firstSeqNr"]),
+                int(extras["maxGap"]),
             )
         if cls is errors.AppendRefused:
             return errors.AppendRefused(

@@ -215,7 +215,7 @@ class AppendResponse(ResponseModel):
 class AppendOutcomeOut(ResponseModel):
     """What the append rule made of the append at an offset (the reader answers the writer)."""
 
-    outcome: Literal["taken", "replay", "refused", "conflict"]
+    outcome: Literal["taken", "replay", "refused", "conflict", "gap"]
     seq_nr: int = Field(
         description="taken: the journal's seqNr after it; else the seqNr it met (0: no journal)"
     )

@@ -120,8 +120,9 @@ class Client(BaseClient):
 
         `expected_seq_nr`: append only if the journal is at this seqNr (the events then start at
         expected_seq_nr + 1); 0: only if the journal does not exist. Raises ConditionFailed if
-        not, AppendConflict if the journal holds these seqNrs with other content. An identical
-        append the journal already holds (a retry) returns its copy, with `replay` set.
+        not, AppendConflict if the journal holds these seqNrs with other content, SeqNrGap if
+        they start more than 100,000 above the journal's seqNr. An identical append the journal
+        already holds (a retry) returns its copy, with `replay` set.
         """
         return self._send(self._append_call(key, events, metadata, headers, expected_seq_nr))
 

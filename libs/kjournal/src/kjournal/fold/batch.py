@@ -13,7 +13,7 @@ is always the oldest batch built so far, i.e. the one that *follows* the action 
   delete covers its whole range (then dropped). Followed by a delete or nothing: a new batch.
 
 Beyond kafka-journal, batches remember what dropped appends imply for the store:
-`Appends.dropped_from` and `PurgeBatch.dropped_to`.
+`Appends.dropped_from` and `PurgeBatch.dropped`.
 
 The result runs oldest → newest and is applied in that order.
 """
@@ -32,6 +32,7 @@ from kjournal.model import (
     PartitionOffset,
     Purge,
     SeqNr,
+    SeqRange,
 )
 
 
@@ -80,15 +81,28 @@ class DeleteBatch:
 class PurgeBatch:
     """Erase the journal.
 
-    `dropped_to`: the highest seqNr of the appends this purge made unnecessary. If an earlier,
-    crashed attempt already wrote their rows (rows go in before the head), the purge deletes
-    segments up to there too, so no orphan row can resurface in the journal's next incarnation.
+    `dropped`: the seqNr ranges of the appends this purge made unnecessary (sorted, adjacent
+    ones merged). If an earlier, crashed attempt already wrote their rows (rows go in before the
+    head), the purge deletes their segments too, so no orphan row can resurface in the journal's
+    next incarnation. Ranges, not one span: appends of incarnations between purges may lie far
+    apart (a journal may start at any seqNr), and the segments between them hold nothing.
     """
 
     offset: int
     origin: str | None = None
     version: str | None = None
-    dropped_to: SeqNr | None = None
+    dropped: tuple[SeqRange, ...] = ()
+
+    def dropping(self, seq_nrs: SeqRange) -> PurgeBatch:
+        """This purge, also making unnecessary the append of `seq_nrs`."""
+        merged: list[SeqRange] = []
+        for current in sorted((*self.dropped, seq_nrs), key=lambda r: r.from_):
+            if merged and current.from_ <= merged[-1].to + 1:
+                last = merged[-1]
+                merged[-1] = SeqRange(last.from_, SeqNr(max(last.to, current.to)))
+            else:
+                merged.append(current)
+        return replace(self, dropped=tuple(merged))
 
 
 Batch: TypeAlias = Appends | DeleteBatch | PurgeBatch
@@ -147,9 +161,7 @@ def fold_batches(records: Iterable[ActionRecord]) -> list[Batch]:
         elif isinstance(action, Append):
             append = AppendRecord(action, record.partition_offset)
             if isinstance(following, PurgeBatch):
-                dropped_to = action.header.range.to
-                if following.dropped_to is None or following.dropped_to < dropped_to:
-                    batches[-1] = replace(following, dropped_to=dropped_to)
+                batches[-1] = following.dropping(action.header.range)
                 continue
             if isinstance(following, _OpenAppends):
                 if latest_delete is not None and latest_delete.to >= action.header.range.to:

@@ -16,12 +16,12 @@ whose offset is ≤ its own (a purge never moves the head's offset, so a crashed
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, tzinfo
 from typing import TypeAlias
 
-from kjournal.model import EventRecord, ExpireAfter, PartitionOffset, SeqNr
+from kjournal.model import EventRecord, ExpireAfter, PartitionOffset, SeqNr, SeqRange
 from kjournal.model.head import Expiry, JournalHead
 
 
@@ -198,30 +198,35 @@ def plan_purge(
     head: JournalHead | None,
     position: PartitionOffset,
     *,
-    dropped_to: SeqNr | None = None,
+    dropped: Sequence[SeqRange] = (),
     segment_size: int,
 ) -> Plan | None:
     """Erase the journal: its segments (one before and one after, as kafka-journal), then its head.
 
-    `dropped_to` (see `PurgeBatch`) extends the range to rows a crashed earlier attempt may have
+    `dropped` (see `PurgeBatch`) adds the segments of rows a crashed earlier attempt may have
     written for appends this purge folded away; with no head those rows used `segment_size`.
     """
     if head is None:
-        if dropped_to is None:
+        if not dropped:
             return None
-        return Plan(None, (_delete_segments(1, dropped_to, segment_size),))
+        return Plan(None, (_delete_segments(dropped, segment_size),))
     if position.offset < head.partition_offset.offset:
         return None
     # Rows ≤ delete_to are already gone (deletes remove rows before moving delete_to).
     first = 1 if head.delete_to is None else min(head.delete_to, head.seq_nr)
-    last = max(head.seq_nr, head.delete_to or 0, dropped_to or 0)
-    return Plan(None, (_delete_segments(first, last, head.segment_size), (DeleteHead(),)))
+    last = max(head.seq_nr, head.delete_to or 0)
+    ranges = (SeqRange(SeqNr(first), SeqNr(last)), *dropped)
+    return Plan(None, (_delete_segments(ranges, head.segment_size), (DeleteHead(),)))
 
 
-def _delete_segments(first: int, last: int, segment_size: int) -> Step:
-    start = max(journal_segment(first, segment_size) - 1, 0)
-    end = journal_segment(last, segment_size) + 1
-    return tuple(DeleteRows(segment) for segment in range(start, end + 1))
+def _delete_segments(ranges: Iterable[SeqRange], segment_size: int) -> Step:
+    """The segments of each range, with one before and one after, each segment once."""
+    segments: set[int] = set()
+    for seq_nrs in ranges:
+        start = max(journal_segment(seq_nrs.from_, segment_size) - 1, 0)
+        end = journal_segment(seq_nrs.to, segment_size) + 1
+        segments.update(range(start, end + 1))
+    return tuple(DeleteRows(segment) for segment in sorted(segments))
 
 
 def _insert_rows(events: Sequence[EventRecord], head: JournalHead) -> Step:

@@ -199,7 +199,7 @@ REPLICATOR_DROPPED_APPENDS = _counter(
     "appends the append rule dropped (docs/concurrency.md)",
     *("topic", "kind"),
     unit="appends",
-    kind="replay, refused, conflict",
+    kind="replay, refused, conflict, gap",
 )
 REPLICATOR_QUARANTINED_RECORDS = _counter(
     "kjournal_replicator_quarantined_records_total",

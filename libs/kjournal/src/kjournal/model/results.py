@@ -40,6 +40,7 @@ class Outcome(Enum):
     REPLAY = "replay"
     REFUSED = "refused"
     CONFLICT = "conflict"
+    GAP = "gap"
 
 
 @dataclass(frozen=True, slots=True)

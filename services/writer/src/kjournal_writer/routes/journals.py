@@ -38,6 +38,7 @@ journal's append rule made of it (docs/concurrency.md), and answers:
 * **200** with `"replay": true`: the journal already held these same events (an identical earlier
   append, such as a retry); nothing changed; the body names the copy readers return.
 * **409** `append-conflict`: the journal holds these seqNrs with other content.
+* **409** `seq-nr-gap`: the append skips more than 100,000 seqNrs above the journal's seqNr.
 * **412** `condition-failed`: `If-Match` / `If-None-Match` did not hold.
 * **504** `outcome-unknown`: the outcome could not be learned in time; resending the same append
   is safe.
