@@ -24,11 +24,12 @@ batch). With `--per-append 1` every event is a Kafka record of its own, so per-r
 broker, the Spark Kafka source, handing rows to Python, decoding) dominate on both sides, and on
 two cores the appender itself then cannot append much faster than ~12 000 records/s.
 
-With `--tracing off,on`, phase 2 runs once per mode, in that order, each with a replicator of
-its own (resuming from the same checkpoint): `off` with OTEL_SDK_DISABLED=true, `on` with every
-span sampled and exported to the local collector, and this process's appends traced too, so
-their records carry trace context for the replicator to link (bench/_tracing.py). The latency
-phase is then skipped. Prints each mode's sustained figure and their ratio.
+With `--tracing off,on` (or `off,default`), phase 2 runs once per mode, in that order, each
+with a replicator of its own (resuming from the same checkpoint): `off` with
+OTEL_SDK_DISABLED=true, `on` with every span sampled and exported to the local collector,
+`default` sampled as the chart samples by default; this process's appends are traced the same
+way, so their records carry trace context for the replicator to link (bench/_tracing.py). The
+latency phase is then skipped. Prints each mode's sustained figure and their ratio.
 
 Prints parameters, host and figures; asserts nothing.
 """
@@ -67,6 +68,7 @@ from kjournal_dev.platform import Endpoints, Platform
 from kjournal_dev.topics import create_topic, delete_topics
 
 from bench._host import cpu_model
+from bench._tracing import label as tracing_label
 from bench._tracing import modes as tracing_modes
 from bench._tracing import tracing_env
 
@@ -371,8 +373,9 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
             sustained: dict[str, float] = {}
             phases: list[str | None] = [*params.tracing] or [None]
             for mode in phases:
-                if mode == "on":
-                    os.environ.update(tracing_env("on"))  # where this process's spans go
+                if mode in ("default", "on"):
+                    # Where this process's spans go, sampled as the replicator's are.
+                    os.environ.update(tracing_env(mode))
                     configure_tracing("kjournal-bench-appender")
                 # Resumes from the first one's checkpoint, with the default micro-batch size.
                 replicator = start_replicator(
@@ -404,11 +407,13 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
                 if mode is not None:
                     stop(replicator)
                     replicator = None
-            if "on" in sustained and "off" in sustained:
-                on, off = sustained["on"], sustained["off"]
+            traced = next((m for m in ("default", "on") if m in sustained), None)
+            if traced is not None and "off" in sustained:
+                on, off = sustained[traced], sustained["off"]
                 print(
-                    f"tracing: sustained on {on:,.0f} events/s, off {off:,.0f} events/s, "
-                    f"on/off {on / off:.3f} ({(1 - on / off) * 100:+.1f} % throughput lost)"
+                    f"tracing: sustained {tracing_label(traced)} {on:,.0f} events/s, off "
+                    f"{off:,.0f} events/s, {traced}/off {on / off:.3f} "
+                    f"({(1 - on / off) * 100:+.1f} % throughput lost)"
                 )
             if params.seconds > 0 and replicator is not None:
                 poller.start()
@@ -437,12 +442,17 @@ def main() -> None:
         "--spark-conf", default="{}", help="extra Spark conf of the replicator, JSON"
     )
     parser.add_argument(
-        "--tracing", default="", help="off,on: the throughput phase once per tracing mode"
+        "--tracing",
+        default="",
+        help="off,on or off,default: the throughput phase once per tracing mode",
     )
     args = parser.parse_args()
     modes = tracing_modes(args.tracing) if args.tracing else []
-    if modes and modes != ["off", "on"]:
-        parser.error("--tracing takes off,on (this process cannot stop tracing once it starts)")
+    if modes and modes not in (["off", "on"], ["off", "default"]):
+        parser.error(
+            "--tracing takes off,on or off,default (this process cannot stop tracing once it "
+            "starts, nor change its sampler)"
+        )
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     try:
