@@ -18,6 +18,7 @@ from kjournal_dev.errors import DevError
 from kjournal_dev.kind import cluster, hostnet, images, node_image, packages, progress, toolchain
 from kjournal_dev.kind.engine import lacks_sys_resource
 from kjournal_dev.kind.settings import KindSettings
+from kjournal_dev.kind.tool import KindTool
 
 CAPS = ["CAP_CHOWN", "CAP_SYS_RESOURCE", "CAP_NET_ADMIN"]
 
@@ -294,3 +295,20 @@ def test_an_engine_that_cannot_be_installed_is_one_clear_line(tmp_path: Path, mo
         "the Docker engine needs docker.io, which is not installed and cannot be installed here "
         "(no apt-get): install it, then run again"
     )
+
+
+def test_kind_env_puts_the_toolchain_before_the_shells_own_path(tmp_path: Path, monkeypatch):
+    """Not this process's PATH: under `uv run` that holds the virtualenv and pyenv's folders."""
+    monkeypatch.setenv("PATH", "/venv/bin:/usr/bin")
+    config = DevConfig.from_env(
+        {"KJOURNAL_DEV_CACHE": str(tmp_path / "cache"), "KJOURNAL_DEV_STATE_DIR": str(tmp_path)}
+    )
+    tool = KindTool(config, lambda line: None)
+    lines = tool.env_lines()
+    assert lines[0] == f'export PATH={tool.settings.bin_dir}:"$PATH"'
+    assert not any("/venv/bin" in line for line in lines)
+    assert [line.split("=")[0] for line in lines[1:]] == [
+        "export DOCKER_HOST",
+        "export DOCKER_BUILDKIT",
+        "export KUBECONFIG",
+    ]

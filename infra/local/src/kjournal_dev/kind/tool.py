@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -142,8 +143,15 @@ class KindTool:
         return StatusReport(lines, healthy)
 
     def env_lines(self) -> list[str]:
+        """Exports for the user's shell: the toolchain's folder put in front of the shell's own
+        PATH (not this process's, which `uv run` extended with the virtualenv), the engine and
+        the kubeconfig."""
         env = self.engine.env()
+        bin_dir = shlex.quote(str(self.settings.bin_dir))
         return [
-            f"export {name}={env[name]}"
-            for name in ("PATH", "DOCKER_HOST", "DOCKER_BUILDKIT", "KUBECONFIG")
+            f'export PATH={bin_dir}:"$PATH"',
+            *(
+                f"export {name}={shlex.quote(env[name])}"
+                for name in ("DOCKER_HOST", "DOCKER_BUILDKIT", "KUBECONFIG")
+            ),
         ]
