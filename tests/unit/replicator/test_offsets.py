@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from kjournal_replicator.offsets import (
     EARLIEST,
     Pointer2,
+    checkpoint_has_offsets,
     describe_gap,
     find_gaps,
     starting_offsets,
@@ -53,3 +55,14 @@ def test_a_partition_without_pointer2_must_start_at_zero() -> None:
     assert describe_gap(OffsetRange("t", 0, 0, 5)) == (
         "t:0 offsets 0..4 (pointer2 None, the micro-batch starts at 5)"
     )
+
+
+def test_a_checkpoint_with_offsets_is_told_from_one_without(tmp_path: Path) -> None:
+    location = tmp_path / "checkpoint"
+    assert checkpoint_has_offsets(str(location)) is False  # not there yet
+    (location / "offsets").mkdir(parents=True)
+    assert checkpoint_has_offsets(f"file://{location}") is False  # Spark made it, no batch yet
+    (location / "offsets" / "0").write_text("v1")
+    assert checkpoint_has_offsets(str(location)) is True
+    assert checkpoint_has_offsets(f"file://{location}") is True
+    assert checkpoint_has_offsets("s3a://bucket/checkpoint") is None  # cannot look

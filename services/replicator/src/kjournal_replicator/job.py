@@ -37,7 +37,7 @@ from kjournal_replicator.kafka_source import matching_partitions
 from kjournal_replicator.lag import LagMonitor
 from kjournal_replicator.metrics import driver_metrics
 from kjournal_replicator.micro_batch import MicroBatchHandler, MicroBatchStatus
-from kjournal_replicator.offsets import Pointer2, starting_offsets
+from kjournal_replicator.offsets import Pointer2, checkpoint_has_offsets, starting_offsets
 from kjournal_replicator.settings import ReplicatorSettings
 from kjournal_replicator.spark import build_spark, read_ranges, start_query
 from kjournal_replicator.topic_watch import TopicWatch
@@ -195,11 +195,22 @@ class Replicator:
         self._partitions = matching_partitions(settings.kafka, settings.topics)
         self._watch.now(self._partitions)
         starting = starting_offsets(self._partitions, self._pointer2)
+        checkpoint = settings.spark.checkpoint_location
+        resumes = checkpoint_has_offsets(checkpoint)
+        if resumes:
+            start = f"resuming from the checkpoint at {checkpoint}"
+        elif resumes is None:
+            start = (
+                f"resuming from the checkpoint at {checkpoint} if it holds offsets, "
+                f"else at {starting}"
+            )
+        else:
+            start = f"no checkpoint at {checkpoint} yet: starting at {starting}"
         log.info(
-            "topics whose whole name matches %r: %s; starting offsets without a checkpoint: %s",
+            "topics whose whole name matches %r: %s; %s",
             settings.topics.pattern,
             {topic: len(ps) for topic, ps in self._partitions.items()},
-            starting,
+            start,
         )
         return start_query(self._spark, settings, starting, self._handler)
 

@@ -22,14 +22,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from pathlib import Path
+from urllib.parse import urlparse
 
 from kjournal_replicator.ranges import OffsetRange
 
-__all__ = ["EARLIEST", "Pointer2", "describe_gap", "find_gaps", "starting_offsets"]
+__all__ = [
+    "EARLIEST",
+    "Pointer2",
+    "checkpoint_has_offsets",
+    "describe_gap",
+    "find_gaps",
+    "starting_offsets",
+]
 
 EARLIEST = -2  # Spark's startingOffsets code for "the earliest offset Kafka holds"
 
 Pointer2 = Callable[[str, int], int | None]
+
+
+def checkpoint_has_offsets(location: str) -> bool | None:
+    """Whether the checkpoint at `location` holds offsets Spark resumes from (a local path or
+    `file:` URL); None for another file system, which this process cannot look into."""
+    url = urlparse(location)
+    if url.scheme not in ("", "file"):
+        return None
+    offsets = Path(url.path if url.scheme else location) / "offsets"
+    return offsets.is_dir() and any(offsets.iterdir())
 
 
 def starting_offsets(partitions: dict[str, list[int]], pointer2: Pointer2) -> str:
