@@ -120,7 +120,9 @@ class Toolchain:
                 target, link = self.path(binary), links / binary
                 if link.is_symlink() and Path(os.readlink(link)) == target:
                     continue
-                fresh = links / f".{binary}.link"
+                # A name of this process's own: two processes (a prebuild and a test's `kind up`)
+                # may link the same binary at once, and each rename must find its own link.
+                fresh = links / f".{binary}.{os.getpid()}.link"
                 fresh.unlink(missing_ok=True)
                 fresh.symlink_to(target)
                 fresh.replace(link)
