@@ -90,6 +90,25 @@ def _read(
     raise AssertionError(f"reader never answered: {last}")
 
 
+def _append(
+    kubectl: Kubectl, topic: str, journal: str, body: dict[str, Any], timeout_s: float = 120
+) -> dict[str, Any]:
+    """Append through the writer pod (port-forward), as a client does: a 504 (the writer could
+    not learn the outcome, e.g. while the reader's Service does not route yet) is resent, which
+    docs/concurrency.md makes safe; the answer is a 201, or a 200 replay of the first try."""
+    deadline = time.monotonic() + timeout_s
+    with kubectl.port_forward("service/writer", 8080) as port:
+        while True:
+            status, answer = http_post_json(
+                f"http://127.0.0.1:{port}/v1/journals/{topic}/{journal}/events", body
+            )
+            if status == 201 or (status == 200 and answer["replay"]):
+                return dict(answer)
+            assert status == 504, answer
+            assert time.monotonic() < deadline, answer
+            time.sleep(1)
+
+
 def test_dev_kafka_and_cassandra_keep_their_data_on_pvcs(smoke: Kubectl):
     claims = smoke.json("get", "pvc")["items"]
     assert sorted(c["metadata"]["name"] for c in claims) == ["data-cassandra-0", "data-kafka-0"]
@@ -99,17 +118,18 @@ def test_dev_kafka_and_cassandra_keep_their_data_on_pvcs(smoke: Kubectl):
 
 def test_writer_pod_appends_through_dev_kafka_and_reader_reads_it_back(smoke: Kubectl):
     topic, journal = "journal", f"kind-{uuid.uuid4().hex[:10]}"
-    with smoke.port_forward("service/writer", 8080) as port:
-        status, answer = http_post_json(
-            f"http://127.0.0.1:{port}/v1/journals/{topic}/{journal}/events",
-            {
-                "events": [
-                    {"seqNr": 1, "payload": {"amount": 5}},
-                    {"seqNr": 2, "payload": "shipped", "payloadType": "text"},
-                ]
-            },
-        )
-    assert status == 201, answer
+    answer = _append(
+        smoke,
+        topic,
+        journal,
+        {
+            "events": [
+                {"seqNr": 1, "payload": {"amount": 5}},
+                {"seqNr": 2, "payload": "shipped", "payloadType": "text"},
+            ]
+        },
+    )
+    assert answer["seqNr"] == 2, answer
     assert [(e["seqNr"], e["payload"]) for e in _read(smoke, topic, journal)] == [
         (1, {"amount": 5}),
         (2, "shipped"),
@@ -129,12 +149,7 @@ def _append_and_wait_replicated(smoke: Kubectl, logs_of: str, timeout_s: float =
     """Append one event through the writer, then wait until the reader's replication status shows
     pointer2 at or past its offset (the replicator stored it in Cassandra)."""
     topic, journal = "journal", f"spark-{uuid.uuid4().hex[:10]}"
-    with smoke.port_forward("service/writer", 8080) as port:
-        status, answer = http_post_json(
-            f"http://127.0.0.1:{port}/v1/journals/{topic}/{journal}/events",
-            {"events": [{"seqNr": 1, "payload": {"amount": 9}}]},
-        )
-    assert status == 201, answer
+    answer = _append(smoke, topic, journal, {"events": [{"seqNr": 1, "payload": {"amount": 9}}]})
     partition = answer["partition"]
     deadline = time.monotonic() + timeout_s
     row: dict[str, object] = {}
