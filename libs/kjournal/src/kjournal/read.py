@@ -127,17 +127,20 @@ class JournalReader:
         """The partition the journal lives in."""
         return await self._offsets.partition(key)
 
+    async def end_offset(self, key: Key, partition: int) -> int:
+        """Where the journal's partition ends now (the offset its next record gets)."""
+        return await _phase(
+            "end offset",
+            self._offsets.end_offset(key.topic, partition),
+            key,
+            partition,
+            self._metrics,
+        )
+
     async def view(self, key: Key) -> JournalView:
         partition = await self._offsets.partition(key)
         end, pointer2 = await asyncio.gather(
-            _phase(
-                "end offset",
-                self._offsets.end_offset(key.topic, partition),
-                key,
-                partition,
-                self._metrics,
-            ),
-            self.pointer2(key, partition),
+            self.end_offset(key, partition), self.pointer2(key, partition)
         )
         return await self.view_at(key, partition, end, pointer2)
 

@@ -2,11 +2,14 @@
 
 The schema states every rule a JSON Schema can; the hooks add what it cannot:
 
+* an append carries one condition, `If-Match` or `If-None-Match` (both is a 400: the schema
+  cannot say "not both"): of a generated pair with a valid `If-None-Match: *`, one is dropped,
+  each in turn (a pair with an invalid `If-None-Match` stays, so a negative case stays negative);
 * seqNrs strictly increase within an append: a generated list of valid seqNrs is renumbered
   upwards from its first (an invalid seqNr is left alone, so a negative case stays negative);
-  under a valid `If-Match: "p"` they start at p + 1; an append without a condition starts above
-  every seqNr the run wrote before, so that it is taken rather than a conflict with an earlier
-  case;
+  under a valid `If-Match: "p"` they start at p + 1; an append without a condition starts right
+  after the seqNr its journal's last 2xx answer named (so that it is taken, rather than a
+  conflict or a gap of more than MAX_GAP), or far up in a journal the run did not write;
 * an append's outcome is asked, in half the cases, of offset 0: the journal the test appended
   holds the first record of its partition;
 * data to find: a topic matching the schema becomes, for most cases, the test's existing topic
@@ -23,6 +26,7 @@ import itertools
 import json
 import os
 import re
+from collections.abc import MutableMapping
 from typing import Any
 
 import schemathesis
@@ -52,14 +56,30 @@ _ENTITY_TAG = re.compile(r'"?(0|[1-9][0-9]{0,17})"?')
 _fresh = itertools.count(10**12, 10**6)
 
 
-def _increasing(body: Any, expected: int | None = None) -> Any:
+_written: dict[tuple[str, str], int] = {}
+"""The seqNr of each journal the run appended to (from its 2xx answers)."""
+
+
+def _journal(parameters: Any) -> tuple[str, str] | None:
+    if not isinstance(parameters, dict):
+        return None
+    topic, id_ = parameters.get("topic"), parameters.get("id")
+    return (topic, id_) if isinstance(topic, str) and isinstance(id_, str) else None
+
+
+def _increasing(body: Any, expected: int | None, journal: tuple[str, str] | None) -> Any:
     events = body.get("events") if isinstance(body, dict) else None
     if not isinstance(events, list) or not events:
         return body
     if not all(isinstance(e, dict) and _valid_seq_nr(e.get("seqNr")) for e in events):
         return body
     body = copy.deepcopy(body)
-    first = next(_fresh) if expected is None else expected + 1
+    if expected is not None:
+        first = expected + 1
+    elif journal in _written:  # right after its seqNr: taken, not a conflict or a gap
+        first = _written[journal] + 1
+    else:  # a journal the run did not write (yet): it may start anywhere
+        first = next(_fresh)
     first = min(first, SEQ_NR_MAX - len(events) + 1)
     for offset, event in enumerate(body["events"]):
         event["seqNr"] = first + offset
@@ -70,7 +90,8 @@ def _existing(parameters: dict[str, Any]) -> dict[str, Any]:
     parameters = dict(parameters)
     case = next(_cases)
     topic = parameters.get("topic")
-    if TOPIC and isinstance(topic, str) and _TOPIC_SHAPE.fullmatch(topic) and case % 4:
+    # The first case (the examples phase's) always goes to the test's own topic.
+    if TOPIC and isinstance(topic, str) and _TOPIC_SHAPE.fullmatch(topic) and case % 4 != 3:
         # only a topic the schema accepts is replaced, so that a negative case stays negative
         parameters["topic"] = TOPIC
     id_ = parameters.get("id")
@@ -82,24 +103,51 @@ def _existing(parameters: dict[str, Any]) -> dict[str, Any]:
     return parameters
 
 
+_pairs = itertools.count()
+
+
+def _one_condition(headers: MutableMapping[str, Any] | None) -> None:
+    """In place: a copy assigned to the case would carry the Authorization header that
+    schemathesis applied to it, and its check that a request without one is refused would then
+    send one after all."""
+    if headers is None or "If-Match" not in headers or headers.get("If-None-Match") != "*":
+        return
+    del headers["If-Match" if next(_pairs) % 2 else "If-None-Match"]
+
+
 @schemathesis.hook
 def before_call(ctx: schemathesis.HookContext, case: schemathesis.Case[Any], kwargs: Any) -> None:
     """Every phase's request (examples, coverage, fuzzing) passes here just before it is sent."""
     # Assign only what changed: schemathesis re-judges the negative parts of an assigned container.
     expected: int | None = None
     headers = case.headers
+    _one_condition(headers)
     if_match = headers.get("If-Match") if headers is not None else None
     if isinstance(if_match, str) and (match := _ENTITY_TAG.fullmatch(if_match)):
         expected = int(match[1])
     elif headers is not None and headers.get("If-None-Match") == "*":
         expected = 0
-    body = _increasing(case.body, expected)
-    if body is not case.body:
-        case.body = body
     if isinstance(case.path_parameters, dict):
         parameters = _existing(case.path_parameters)
         if parameters != case.path_parameters:
             case.path_parameters = parameters
+    body = _increasing(case.body, expected, _journal(case.path_parameters))
+    if body is not case.body:
+        case.body = body
+
+
+@schemathesis.hook
+def after_call(
+    ctx: schemathesis.HookContext, case: schemathesis.Case[Any], response: schemathesis.Response
+) -> None:
+    """Remember the seqNr an append left its journal at."""
+    journal = _journal(case.path_parameters)
+    if case.operation.method.upper() != "POST" or journal is None:
+        return
+    if response.status_code in (200, 201) and case.operation.path.endswith("/events"):
+        seq_nr = response.json().get("seqNr")
+        if isinstance(seq_nr, int):
+            _written[journal] = max(_written.get(journal, 0), seq_nr)
 
 
 @schemathesis.check

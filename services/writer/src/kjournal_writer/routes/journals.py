@@ -57,7 +57,10 @@ CONDITION_PARAMETERS = [
         "schema": {
             "type": "string",
             "pattern": '^("(0|[1-9][0-9]{0,17})"|0|[1-9][0-9]{0,17})$',
-            "example": '"5"',
+            # "0" (not there yet), not "5": schemathesis sends the example to a journal the
+            # run has not written, and an example that can only get 412 reads as a schema
+            # that does not match the API (tests/integration/services/fuzz/hooks.py).
+            "example": '"0"',
         },
     },
     {
