@@ -15,25 +15,19 @@ from pathlib import Path
 from threading import Event
 from typing import Any
 
-from kjournal_dev import (
-    cassandra_node,
-    cassandra_security,
-    collector,
-    kafka_node,
-    kafka_security,
-    maven,
-    services,
-    topics,
-)
-from kjournal_dev.collector_build import ensure_collector
+from kjournal_dev.artifacts import maven
+from kjournal_dev.artifacts.collector import ensure_collector
 from kjournal_dev.config import DevConfig
-from kjournal_dev.credentials import CASSANDRA_ADMIN, Credentials
 from kjournal_dev.errors import DevError
 from kjournal_dev.java import find_java
-from kjournal_dev.loopback_tls import LoopbackTls
+from kjournal_dev.platform import cassandra_node, collector, kafka_node, services, topics
+from kjournal_dev.platform.schema import apply_schema
+from kjournal_dev.platform.state import ComponentState, PlatformState
 from kjournal_dev.process import is_running, require_free_ports, stop, tail, wait_ports_free
-from kjournal_dev.schema_step import apply_schema
-from kjournal_dev.state import ComponentState, PlatformState
+from kjournal_dev.security import cassandra as cassandra_security
+from kjournal_dev.security import kafka as kafka_security
+from kjournal_dev.security.credentials import CASSANDRA_ADMIN, Credentials
+from kjournal_dev.security.tls import LoopbackTls
 
 KAFKA = "kafka"
 CASSANDRA = "cassandra"
