@@ -33,10 +33,15 @@ from pathlib import Path
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.credentials import CASSANDRA_READER, KAFKA_READER, KAFKA_WRITER, Credentials
-from kjournal_dev.dev_tokens import DevIssuer
-from kjournal_dev.kafka_security import admin_options, client_env
-from kjournal_dev.state import PlatformState
+from kjournal_dev.platform.state import PlatformState
+from kjournal_dev.security.credentials import (
+    CASSANDRA_READER,
+    KAFKA_READER,
+    KAFKA_WRITER,
+    Credentials,
+)
+from kjournal_dev.security.kafka import admin_options, client_env
+from kjournal_dev.security.tokens import DevIssuer
 
 from bench._http import bench_topic, cpu_seconds, dev_reader_settings, service_process
 from bench.http_append import WARMUP_S, Result, wrk

@@ -40,9 +40,9 @@ from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform import Endpoints, Platform
-from kjournal_dev.replay import end_offsets, replicate
-from kjournal_dev.topics import create_topic as create_topic_named
+from kjournal_dev.platform.lifecycle import Endpoints, Platform
+from kjournal_dev.platform.replay import end_offsets, replicate
+from kjournal_dev.platform.topics import create_topic as create_topic_named
 
 from bench._tracing import label as tracing_label
 from bench._tracing import modes as tracing_modes

@@ -49,7 +49,7 @@ from kjournal.model import ActionRecord, Event, Events, JsonPayload, Key, Partit
 from kjournal.replicate import replicate_partition
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 from kjournal_dev.config import DevConfig
-from kjournal_dev.state import PlatformState
+from kjournal_dev.platform.state import PlatformState
 from kjournal_replicator import worker_gc
 from kjournal_replicator.settings import ApplySettings
 

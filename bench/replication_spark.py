@@ -64,8 +64,8 @@ from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
 from kjournal.telemetry import configure_tracing
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform import Endpoints, Platform
-from kjournal_dev.topics import create_topic, delete_topics
+from kjournal_dev.platform.lifecycle import Endpoints, Platform
+from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from bench._host import cpu_model
 from bench._tracing import label as tracing_label

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from kjournal_dev.config import DevConfig, find_repo_root
-from kjournal_dev.helm import Helm
+from kjournal_dev.kind.helm import Helm
 
 ROOT = find_repo_root()
 CHART = ROOT / "helm" / "kjournal"

@@ -13,9 +13,9 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
-from kjournal_dev import chart_values, k8s_manifests
 from kjournal_dev.errors import DevError
-from kjournal_dev.helm import KUBERNETES_VERSIONS, Helm
+from kjournal_dev.generate import chart_values, k8s_manifests
+from kjournal_dev.kind.helm import KUBERNETES_VERSIONS, Helm
 
 from tests.chart.conftest import CHART, ROOT, VALUE_SETS, Render, by_kind, env_of
 

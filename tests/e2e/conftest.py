@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 from kjournal_dev.config import DevConfig, find_repo_root
-from kjournal_dev.helm import Helm
+from kjournal_dev.kind.helm import Helm
 from kjournal_dev.kind.tool import KindTool
 from kubernetes import client, config, utils
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from kjournal_dev.dev_tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
+from kjournal_dev.security.tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
 from kubernetes import client
 from kubernetes.stream import stream
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kjournal_dev.platform import Platform
+from kjournal_dev.platform.lifecycle import Platform
 
 from tests.faults.invariants import Tally, table
 from tests.faults.platform import FaultPlatform, fault_config

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform import Endpoints, Platform
+from kjournal_dev.platform.lifecycle import Endpoints, Platform
+from kjournal_dev.platform.state import PlatformState
 from kjournal_dev.process import is_running
-from kjournal_dev.state import PlatformState
 
 KAFKA, CASSANDRA, WRITER, READER, REPLICATOR = (
     "kafka",

@@ -21,7 +21,7 @@ import pytest
 from kjournal.client import AsyncClient, RetryPolicy
 from kjournal.errors import AppendConflict, KJournalError
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
-from kjournal_dev.topics import delete_topics
+from kjournal_dev.platform.topics import delete_topics
 
 from tests.faults.invariants import ReadEvents, Reads, Tally, tally
 from tests.faults.load import CountingTransport, JournalLoad, Ledger, payload_of

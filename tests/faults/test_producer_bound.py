@@ -11,7 +11,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from kjournal.kafka.producer import producer_options
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.topics import create_topic
+from kjournal_dev.platform.topics import create_topic
 
 from tests.faults.platform import KAFKA, FaultPlatform
 

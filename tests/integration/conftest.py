@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 from cassandra.cluster import Cluster, Session
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.topics import create_topic, delete_topics
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from tests.support.platform import keep_platform, start_platform, unique_name
 

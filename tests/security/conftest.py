@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from kjournal_dev.config import DevConfig
-from kjournal_dev.credentials import Credentials
-from kjournal_dev.dev_tokens import DevIssuer
-from kjournal_dev.platform import Endpoints, Platform
+from kjournal_dev.platform.lifecycle import Endpoints, Platform
+from kjournal_dev.security.credentials import Credentials
+from kjournal_dev.security.tokens import DevIssuer
 
 from tests.support.reports import add_session_report
 

@@ -14,8 +14,12 @@ from kjournal.cassandra.credentials import check_cassandra_credentials
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.errors import CassandraUnavailable, CredentialsRefused
-from kjournal_dev.cassandra_security import DEFAULT_SUPERUSER, role_settings
-from kjournal_dev.credentials import CASSANDRA_MIGRATOR, CASSANDRA_READER, CASSANDRA_REPLICATOR
+from kjournal_dev.security.cassandra import DEFAULT_SUPERUSER, role_settings
+from kjournal_dev.security.credentials import (
+    CASSANDRA_MIGRATOR,
+    CASSANDRA_READER,
+    CASSANDRA_REPLICATOR,
+)
 from kjournal_writer.settings import Settings as WriterSettings
 
 from tests.security.conftest import KEYSPACE, SecuredPlatform

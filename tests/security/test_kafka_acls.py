@@ -15,7 +15,7 @@ from aiokafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFai
 from kjournal.errors import CredentialsRefused
 from kjournal.kafka.credentials import check_kafka_credentials
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.credentials import KAFKA_READER, KAFKA_REPLICATOR, KAFKA_WRITER
+from kjournal_dev.security.credentials import KAFKA_READER, KAFKA_REPLICATOR, KAFKA_WRITER
 from pydantic import SecretStr
 
 from tests.security.conftest import TOPIC, SecuredPlatform

@@ -14,8 +14,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.conn import create_conn
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.credentials import CASSANDRA_READER, KAFKA_READER, KAFKA_WRITER
-from kjournal_dev.loopback_tls import LoopbackTls
+from kjournal_dev.security.credentials import CASSANDRA_READER, KAFKA_READER, KAFKA_WRITER
+from kjournal_dev.security.tls import LoopbackTls
 from pydantic import SecretStr
 
 from tests.integration.services.support import start_service

@@ -7,7 +7,7 @@ import re
 import uuid
 
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform import Endpoints, Platform
+from kjournal_dev.platform.lifecycle import Endpoints, Platform
 
 
 def start_platform() -> tuple[Platform, Endpoints]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kjournal_dev import maven
+from kjournal_dev.artifacts import maven
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from kjournal_dev import gobuild
+from kjournal_dev.artifacts import gobuild
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import progress, toolchain

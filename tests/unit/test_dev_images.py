@@ -8,8 +8,8 @@ import tomllib
 from pathlib import Path
 
 import yaml
-from kjournal_dev import cassandra_node, kafka_node
 from kjournal_dev.config import DevConfig, find_repo_root
+from kjournal_dev.platform import cassandra_node, kafka_node
 
 ROOT = find_repo_root()
 IMAGES = ROOT / "infra" / "images"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kjournal_dev import maven
+from kjournal_dev.artifacts import maven
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 

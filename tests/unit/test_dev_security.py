@@ -7,14 +7,14 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from kjournal_dev.cassandra_node import cassandra_yaml
-from kjournal_dev.cassandra_security import YAML
 from kjournal_dev.config import DevConfig
-from kjournal_dev.credentials import Credentials
-from kjournal_dev.kafka_node import server_properties
-from kjournal_dev.kafka_security import acl_grants, scram_arguments, secure_properties
-from kjournal_dev.loopback_tls import LoopbackTls
-from kjournal_dev.services import SERVICES
+from kjournal_dev.platform.cassandra_node import cassandra_yaml
+from kjournal_dev.platform.kafka_node import server_properties
+from kjournal_dev.platform.services import SERVICES
+from kjournal_dev.security.cassandra import YAML
+from kjournal_dev.security.credentials import Credentials
+from kjournal_dev.security.kafka import acl_grants, scram_arguments, secure_properties
+from kjournal_dev.security.tls import LoopbackTls
 
 
 def _config(tmp_path: Path) -> DevConfig:

@@ -11,8 +11,8 @@ import jwt
 import pytest
 from kjournal_dev.cli import main
 from kjournal_dev.config import DevConfig
-from kjournal_dev.dev_tokens import ALL_SCOPES, DEV_AUDIENCE, DEV_ISSUER, DevIssuer
-from kjournal_dev.services import SERVICES
+from kjournal_dev.platform.services import SERVICES
+from kjournal_dev.security.tokens import ALL_SCOPES, DEV_AUDIENCE, DEV_ISSUER, DevIssuer
 
 
 def _decode(issuer: DevIssuer, token: str) -> dict[str, object]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from kjournal.metrics.catalogue import CATALOGUE, Kind, Metric
-from kjournal_dev import metrics_docs
+from kjournal_dev.generate import metrics_docs
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 
 ROOT = Path(__file__).parents[2]

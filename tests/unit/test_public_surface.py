@@ -26,7 +26,7 @@ EXPECTED = [
     "Client",
     "DataIntegrityError",
     "DeadlineExceeded",
-    "EmptyBatch",
+    "EmptyAppend",
     "Event",
     "EventRecord",
     "Events",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from kjournal_dev import settings_docs
+from kjournal_dev.generate import settings_docs
 from kjournal_reader.settings import Settings as ReaderSettings
 from kjournal_replicator.settings import ReplicatorSettings
 from kjournal_writer.settings import Settings as WriterSettings

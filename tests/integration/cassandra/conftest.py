@@ -9,7 +9,7 @@ from cassandra.cluster import Session
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings, TableNames
-from kjournal_dev.platform import Endpoints
+from kjournal_dev.platform.lifecycle import Endpoints
 
 
 @pytest.fixture(scope="session")

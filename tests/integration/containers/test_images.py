@@ -20,8 +20,8 @@ from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, Key, SeqNr
 from kjournal.model.payload import JsonPayload
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.topics import create_topic, delete_topics
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from tests.support.containers import Docker, free_port, http_get, http_post_json, wait_http_ok
 from tests.support.platform import unique_name

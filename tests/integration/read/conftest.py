@@ -22,10 +22,10 @@ from kjournal.memory import InMemoryReplicatedStore
 from kjournal.metrics import Metrics, RecordingMetrics
 from kjournal.model import EventRecord, Key
 from kjournal.replicate import replicate_partition
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.replay import consume_range, end_offsets, replicate
-from kjournal_dev.topics import create_topic as create_topic_named
-from kjournal_dev.topics import delete_topics
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.replay import consume_range, end_offsets, replicate
+from kjournal_dev.platform.topics import create_topic as create_topic_named
+from kjournal_dev.platform.topics import delete_topics
 
 
 @pytest.fixture

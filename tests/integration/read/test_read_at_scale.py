@@ -10,7 +10,7 @@ import pytest
 from kjournal.kafka.settings import ConsumerPoolSettings
 from kjournal.model import BinaryPayload, Event, JsonPayload, Key, SeqNr
 from kjournal.wire.partitioner import partition_for
-from kjournal_dev.replay import end_offsets
+from kjournal_dev.platform.replay import end_offsets
 
 from tests.integration.read.conftest import Stack, read_all
 

@@ -20,8 +20,8 @@ from kjournal.api.conditions import condition_headers
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.replay import end_offsets, replicate
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.replay import end_offsets, replicate
 
 RESENDS = 20
 """How many times an append answered 504 (outcome unknown: resending is safe) is sent again."""

@@ -15,8 +15,8 @@ from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.client import Client
-from kjournal_dev.dev_tokens import DevIssuer
-from kjournal_dev.platform import Endpoints
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.security.tokens import DevIssuer
 
 from tests.integration.services.support import RunningService, start_service, wait_for_topic
 from tests.support.platform import unique_name

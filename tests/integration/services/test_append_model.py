@@ -33,8 +33,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from kjournal.fold.append_rule import MAX_GAP
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.topics import create_topic, delete_topics
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from tests.integration.services import concurrency as c
 from tests.integration.services.support import RunningService, wait_for_topic

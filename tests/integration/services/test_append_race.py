@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 from kjournal.api.problems import PROBLEM_TYPE_PREFIX
-from kjournal_dev.platform import Endpoints
+from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services import concurrency as c
 from tests.integration.services.support import RunningService

@@ -15,7 +15,7 @@ import pytest
 from kjournal.client import Client, RetryPolicy
 from kjournal.errors import CassandraUnavailable
 from kjournal.model import Event, JsonPayload, Key, SeqNr
-from kjournal_dev.platform import Endpoints
+from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_writer.settings import Settings as WriterSettings
 
 from tests.integration.services.conftest import kafka_settings

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_pri
 from kjournal.client import Client
 from kjournal.errors import NotAuthenticated, PermissionDenied
 from kjournal.model import Event, JsonPayload, Key, SeqNr
-from kjournal_dev.dev_tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
+from kjournal_dev.security.tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
 
 from tests.integration.services.support import RunningService, end_offsets
 from tests.support.reports import add_session_report

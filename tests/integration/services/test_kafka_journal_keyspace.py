@@ -18,7 +18,7 @@ from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.client import Client
 from kjournal.model import BinaryPayload, Event, JsonPayload, Key, SeqNr, TextPayload
-from kjournal_dev.platform import Endpoints
+from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.cassandra.raw import RawEvent, insert_events, insert_head
 from tests.integration.services.conftest import reader_settings

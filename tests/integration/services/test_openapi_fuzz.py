@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from kjournal.client import Client
 from kjournal.model import Event, JsonPayload, Key, SeqNr, TextPayload
-from kjournal_dev.dev_tokens import DevIssuer
+from kjournal_dev.security.tokens import DevIssuer
 
 from tests.integration.services.support import RunningService
 from tests.support.reports import add_session_report

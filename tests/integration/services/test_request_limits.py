@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kjournal_dev.platform import Endpoints
+from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services.conftest import kafka_settings, reader_link
 from tests.integration.services.support import RunningService, end_offsets, start_service

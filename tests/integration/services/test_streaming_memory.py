@@ -20,7 +20,7 @@ import pytest
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, Key, SeqNr, TextPayload
-from kjournal_dev.platform import Endpoints
+from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services.conftest import reader_settings
 from tests.integration.services.support import start_service

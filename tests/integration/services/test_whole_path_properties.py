@@ -9,7 +9,7 @@ problem, never a 5xx; what was acknowledged is exactly what the reader returns, 
 in Kafka and again once replicated, line for line.
 
 Replication runs the replicator's core (`kjournal.replicate.replicate_partition`, through
-`kjournal_dev.replay.replicate`) with the real Cassandra store: a Spark micro-batch per example
+`kjournal_dev.platform.replay.replicate`) with the real Cassandra store: a Spark micro-batch per example
 would take most of a minute. tests/integration/spark checks that Spark applies the same function.
 
 Known limits, left out here until they are fixed (see the report of issue 29): seqNrs of one
@@ -43,9 +43,9 @@ from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.model import SEQ_NR_MAX
 from kjournal.model.expire_after import MAX_NANOS
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.replay import replicate
-from kjournal_dev.topics import create_topic, delete_topics
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.replay import replicate
+from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from tests.integration.services.conftest import kafka_settings, reader_link
 from tests.integration.services.support import RunningService, start_service, wait_for_topic

@@ -12,8 +12,8 @@ from cassandra.cluster import Session
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.topics import create_topic, delete_topics
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from tests.integration.spark.support import PARTITIONS
 from tests.support.platform import unique_name

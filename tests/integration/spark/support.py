@@ -23,8 +23,8 @@ from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.model import Event, Key, SeqNr
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.replay import end_offsets
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.replay import end_offsets
 
 PARTITIONS = 4
 

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from aiokafka import AIOKafkaProducer
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.topics import create_topic, delete_topics
+from kjournal_dev.platform.topics import create_topic, delete_topics
 from kjournal_replicator.kafka_source import PartitionOffsets, kafka_offsets, matching_partitions
 from kjournal_replicator.settings import TopicSettings
 

@@ -21,7 +21,7 @@ from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Events, Key, RecordMetadata
 from kjournal.wire.record import append_action, encode_action
-from kjournal_dev.platform import Endpoints
+from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.spark.model import Model, append, events, random_workload
 from tests.integration.spark.support import (

@@ -18,7 +18,7 @@ from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Key
-from kjournal_dev.platform import Endpoints
+from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.spark.model import Model, append, random_workload
 from tests.integration.spark.support import (

@@ -15,8 +15,8 @@ import pytest
 from cassandra.cluster import Session
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.topics import delete_topics
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.topics import delete_topics
 
 from tests.integration.spark.model import Model, append
 from tests.integration.spark.support import ReplicatorProcess, caught_up, replicator_env, wait_until

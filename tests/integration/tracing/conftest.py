@@ -15,9 +15,9 @@ from cassandra.cluster import Session
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
-from kjournal_dev.platform import Endpoints
-from kjournal_dev.topics import create_topic, delete_topics
-from kjournal_dev.waterfall import Span, read_spans
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.traces.waterfall import Span, read_spans
 
 from tests.integration.services.support import RunningService, start_service, wait_for_topic
 from tests.integration.spark.support import ReplicatorProcess, replicator_env, wait_until

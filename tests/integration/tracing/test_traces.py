@@ -19,7 +19,7 @@ from cassandra.cluster import Session
 from kjournal.client import Client
 from kjournal.model import Event, Events, JsonPayload, Key, SeqNr
 from kjournal.wire.record import append_action, encode_action
-from kjournal_dev.waterfall import Span, read_spans
+from kjournal_dev.traces.waterfall import Span, read_spans
 from opentelemetry import context, trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 

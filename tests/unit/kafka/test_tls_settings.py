@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.loopback_tls import LoopbackTls
+from kjournal_dev.security.tls import LoopbackTls
 from pydantic import SecretStr
 
 

@@ -20,7 +20,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
 from kjournal.errors import InvalidToken, KeysUnavailable
-from kjournal_dev.dev_tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
+from kjournal_dev.security.tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
 from kjournal_reader.app import create_app as create_reader
 from kjournal_reader.settings import Settings as ReaderSettings
 from kjournal_service.auth.grants import Grant

@@ -19,7 +19,7 @@ from kjournal.api.convert import (
 )
 from kjournal.api.schemas import AppendRequest, EventOut
 from kjournal.errors import (
-    EmptyBatch,
+    EmptyAppend,
     FormatError,
     InvalidDuration,
     InvalidPayload,
@@ -87,7 +87,7 @@ def test_expire_after_may_be_milliseconds():
 @pytest.mark.parametrize(
     ("body", "error", "message"),
     [
-        ({"events": []}, EmptyBatch, "at least one event"),
+        ({"events": []}, EmptyAppend, "at least one event"),
         ({"events": [{"seqNr": 3}, {"seqNr": 2}]}, SeqNrOrderError, "events[1].seqNr is 2 after 3"),
         ({"events": [{"seqNr": 3}, {"seqNr": 3}]}, SeqNrOrderError, "events[1]"),
         (

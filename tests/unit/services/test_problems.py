@@ -36,7 +36,7 @@ EXPECTED = {
     errors.RecordTooLarge: (413, "record-too-large"),
     errors.NestedTooDeeply: (400, "too-deep"),
     errors.InvalidKey: (400, "invalid-key"),
-    errors.EmptyBatch: (400, "empty-batch"),
+    errors.EmptyAppend: (400, "empty-batch"),
     errors.SeqNrOrderError: (400, "seq-nr-order"),
     errors.InvalidSeqNr: (400, "invalid-seq-nr"),
     errors.InvalidPayload: (400, "invalid-payload"),
@@ -104,7 +104,7 @@ def test_unavailable_answers_carry_retry_after():
     rendered = problem_response(problem_for_error(errors.CassandraUnavailable("down")), 3)
     assert ("retry-after", "3") in rendered.headers
     assert ("content-type", "application/problem+json") in rendered.headers
-    rendered = problem_response(problem_for_error(errors.EmptyBatch("x")), 3)
+    rendered = problem_response(problem_for_error(errors.EmptyAppend("x")), 3)
     assert all(name != "retry-after" for name, _ in rendered.headers)
 
 

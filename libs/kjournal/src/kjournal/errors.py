@@ -5,7 +5,7 @@ KJournalError
 │   ├── InvalidKey               bad topic or id
 │   ├── UnknownTopic             a topic the cluster does not have
 │   ├── InvalidSeqNr             seqNr outside 1..2^63-1, or a bad range
-│   ├── EmptyBatch               an append without events
+│   ├── EmptyAppend              an append without events
 │   ├── SeqNrOrderError          seqNrs of an append not strictly increasing
 │   ├── InvalidPayload           payload not of its declared type
 │   ├── InvalidDuration          an expireAfter that is not a duration
@@ -70,7 +70,7 @@ class InvalidSeqNr(InvalidInput):
     pass
 
 
-class EmptyBatch(InvalidInput):
+class EmptyAppend(InvalidInput):
     pass
 
 

@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from kjournal.api.convert import AppendArgs, append_args
 from kjournal.api.schemas import AppendEnvelope, AppendRequest, EventIn
 from kjournal.errors import TooManyEvents
-from kjournal_service.json_body import loads_strict
+from kjournal_service.strict_json import loads_strict
 from pydantic import TypeAdapter, ValidationError
 
 __all__ = ["read_append"]

@@ -8,13 +8,13 @@ from typing import Any, TypeVar, overload
 
 from fastapi import HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from kjournal_service.json_body import loads_strict
+from kjournal_service.strict_json import loads_strict
 from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def json_body(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:
+def openapi_request_body(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:
     """OpenAPI `requestBody` for a route that parses its body itself (parse_json_body)."""
     return {
         "requestBody": {
@@ -35,7 +35,7 @@ async def parse_json_body(request: Request, model: type[M], *, required: bool) -
 
 
 async def parse_json_body(request: Request, model: type[M], *, required: bool = True) -> M | None:
-    """The body as `model` (strict JSON, kjournal_service.json_body); an empty optional body is
+    """The body as `model` (strict JSON, kjournal_service.strict_json); an empty optional body is
     None. Errors look exactly like FastAPI's own body validation errors."""
     body = await request.body()
     if not body and not required:

@@ -13,5 +13,6 @@ cluster on this machine, with nothing pulled when no container registry is reach
     cluster.py     kind create / delete / load
     images.py      kjournal's own images
     tool.py        the commands, composed from the above
+    helm.py        helm from the toolchain, with its own config and cache
     cli.py         their argparse wiring
 """

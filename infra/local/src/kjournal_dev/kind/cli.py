@@ -12,7 +12,7 @@ from kjournal_dev.kind.tool import KindTool
 
 
 def _report(line: str) -> None:
-    print(f"kjournal-dev: {line}", flush=True)  # noqa: T201
+    print(f"kjournal-dev: {line}", flush=True)
 
 
 def _tool(args: argparse.Namespace) -> KindTool:
@@ -23,38 +23,38 @@ def _up(platform: Any, args: argparse.Namespace) -> int:
     tool = _tool(args)
     tool.up()
     for line in tool.env_lines():
-        print(line)  # noqa: T201
+        print(line)
     return 0
 
 
 def _down(platform: Any, args: argparse.Namespace) -> int:
     done = _tool(args).down()
-    print("; ".join(done) if done else "nothing was running")  # noqa: T201
+    print("; ".join(done) if done else "nothing was running")
     return 0
 
 
 def _status(platform: Any, args: argparse.Namespace) -> int:
     report = _tool(args).status()
     for line in report.lines:
-        print(line)  # noqa: T201
+        print(line)
     return 0 if report.healthy else 1
 
 
 def _load(platform: Any, args: argparse.Namespace) -> int:
     for spec in _tool(args).load(args.images):
-        print(f"loaded {spec.image}")  # noqa: T201
+        print(f"loaded {spec.image}")
     return 0
 
 
 def _tools(platform: Any, args: argparse.Namespace) -> int:
     for path in _tool(args).build_tools(with_skaffold=args.with_skaffold):
-        print(path)  # noqa: T201
+        print(path)
     return 0
 
 
 def _env(platform: Any, args: argparse.Namespace) -> int:
     for line in _tool(args).env_lines():
-        print(line)  # noqa: T201
+        print(line)
     return 0
 
 
@@ -62,18 +62,18 @@ def _images_build(platform: Any, args: argparse.Namespace) -> int:
     tool = _tool(args)
     for spec in tool.build_images(args.images):
         size = tool.images.size_mb(spec.image)
-        print(f"{spec.image:<28} {size:8.1f} MB" if size else spec.image)  # noqa: T201
+        print(f"{spec.image:<28} {size:8.1f} MB" if size else spec.image)
     return 0
 
 
 def _images_list(platform: Any, args: argparse.Namespace) -> int:
     tool = _tool(args)
     if tool.engine.running() is None:
-        print("the Docker engine is not running (`kjournal-dev images build` starts it)")  # noqa: T201
+        print("the Docker engine is not running (`kjournal-dev images build` starts it)")
         return 1
     for spec in IMAGES:
         size = tool.images.size_mb(spec.image)
-        print(f"{spec.image:<28} " + (f"{size:8.1f} MB" if size else "not built"))  # noqa: T201
+        print(f"{spec.image:<28} " + (f"{size:8.1f} MB" if size else "not built"))
     return 0
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kjournal_dev import gobuild
+from kjournal_dev.artifacts import gobuild
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import base_image, node_image, toolchain

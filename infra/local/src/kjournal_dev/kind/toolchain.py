@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kjournal_dev import build_cache, gobuild
+from kjournal_dev import build_cache
+from kjournal_dev.artifacts import gobuild
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import versions
 from kjournal_dev.kind.progress import Progress

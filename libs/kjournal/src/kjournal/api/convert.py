@@ -1,6 +1,6 @@
 """HTTP bodies ↔ model values, both directions, so the services and the client agree by construction.
 
-Request → model raises the specific kjournal error (EmptyBatch, SeqNrOrderError, InvalidPayload,
+Request → model raises the specific kjournal error (EmptyAppend, SeqNrOrderError, InvalidPayload,
 InvalidDuration) naming the offending event as `events[i]`. Events stream as plain dicts built by
 hand (`event_record_to_json`): a read may emit millions, and a pydantic model per line would
 dominate its cost; `EventOut` documents the same shape.
@@ -28,7 +28,7 @@ from kjournal.api.schemas import (
     format_timestamp,
 )
 from kjournal.errors import (
-    EmptyBatch,
+    EmptyAppend,
     FormatError,
     InvalidDuration,
     InvalidPayload,
@@ -109,7 +109,7 @@ def append_args(request: AppendRequest) -> AppendArgs:
     """The events, metadata and headers an append body stands for; InvalidInput subclasses if
     it is not valid."""
     if not request.events:
-        raise EmptyBatch("an append needs at least one event (events is empty)")
+        raise EmptyAppend("an append needs at least one event (events is empty)")
     previous: int | None = None
     events = []
     for index, item in enumerate(request.events):

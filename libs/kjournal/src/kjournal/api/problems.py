@@ -75,7 +75,8 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
     ),
     ProblemSpec(errors.NestedTooDeeply, 400, "too-deep", "JSON nested too deeply", ("limit",)),
     ProblemSpec(errors.InvalidKey, 400, "invalid-key", "Invalid topic or journal id"),
-    ProblemSpec(errors.EmptyBatch, 400, "empty-batch", "Empty batch"),
+    # The wire keeps the type (and title) it was published with; the class says what it is.
+    ProblemSpec(errors.EmptyAppend, 400, "empty-batch", "Empty batch"),
     ProblemSpec(errors.SeqNrOrderError, 400, "seq-nr-order", "SeqNrs not strictly increasing"),
     ProblemSpec(errors.InvalidSeqNr, 400, "invalid-seq-nr", "Invalid seqNr"),
     ProblemSpec(errors.InvalidPayload, 400, "invalid-payload", "Invalid payload"),

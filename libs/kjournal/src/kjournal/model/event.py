@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from kjournal.errors import EmptyBatch, SeqNrOrderError
+from kjournal.errors import EmptyAppend, SeqNrOrderError
 from kjournal.model.metadata import PayloadMetadata, RecordMetadata
 from kjournal.model.partition_offset import PartitionOffset
 from kjournal.model.payload import Payload
@@ -34,7 +34,7 @@ class Events:
 
     def __post_init__(self) -> None:
         if not self.events:
-            raise EmptyBatch("an append needs at least one event")
+            raise EmptyAppend("an append needs at least one event")
         previous = 0
         for event in self.events:
             if event.seq_nr <= previous:

@@ -15,7 +15,7 @@ from kjournal_service.deps import JournalDep, journal_of, metrics_of
 from kjournal_service.problems import problem_responses
 
 from kjournal_writer.append_body import read_append
-from kjournal_writer.deps import json_body, parse_json_body
+from kjournal_writer.deps import openapi_request_body, parse_json_body
 from kjournal_writer.outcomes import CALLER_AUTHORIZATION
 from kjournal_writer.schemas import (
     AppendRequest,
@@ -88,7 +88,7 @@ CONDITION_PARAMETERS = [
     },
     summary="Append events atomically (one Kafka record: all or none)",
     description=APPEND_DESCRIPTION,
-    openapi_extra={**json_body(AppendRequest), "parameters": CONDITION_PARAMETERS},
+    openapi_extra={**openapi_request_body(AppendRequest), "parameters": CONDITION_PARAMETERS},
 )
 @requires(Scope.APPEND)
 async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
@@ -152,7 +152,7 @@ async def purge(journal: JournalDep) -> PositionOut:
     response_model=MarkResponse,
     responses=problem_responses(400, 404, 500, 503, 504),
     summary="Write a mark: a barrier record with no storage effect",
-    openapi_extra=json_body(MarkRequest, required=False),
+    openapi_extra=openapi_request_body(MarkRequest, required=False),
 )
 @requires(Scope.APPEND)
 async def mark(request: Request, journal: JournalDep) -> MarkResponse:

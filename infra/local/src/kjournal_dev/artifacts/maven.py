@@ -1,5 +1,5 @@
 """Fetch JVM artifacts and their runtime dependencies from Maven Central into the build cache,
-once: each bundle one entry (`jars/<name>-<version>/`, build_cache.py)."""
+once: each bundle one entry (`jars/<name>-<version>/`, kjournal_dev/build_cache.py)."""
 
 from __future__ import annotations
 

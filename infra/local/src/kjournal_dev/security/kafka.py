@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from kjournal_dev.config import DevConfig
-from kjournal_dev.credentials import (
+from kjournal_dev.errors import DevError
+from kjournal_dev.java import Java
+from kjournal_dev.security.credentials import (
     KAFKA_ADMIN,
     KAFKA_READER,
     KAFKA_REPLICATOR,
     KAFKA_WRITER,
     Credentials,
 )
-from kjournal_dev.errors import DevError
-from kjournal_dev.java import Java
-from kjournal_dev.loopback_tls import LoopbackTls
+from kjournal_dev.security.tls import LoopbackTls
 
 __all__ = [
     "MECHANISM",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kjournal_dev.config import find_repo_root
-from kjournal_dev.helm import Helm
+from kjournal_dev.kind.helm import Helm
 
 __all__ = ["check", "render", "write"]
 

@@ -1,9 +1,10 @@
 """Go builds into the build cache: which `go`, the environment it builds in, and its caches.
 
 kjournal-dev builds the kind toolchain and the OpenTelemetry Collector from Go modules. Go keeps
-a module cache and a build cache under `<build cache>/go` (build_cache.py). Both matter only while building and grow to
-many GB (docs/images.md has the figures), more than the binaries they make, so they are dropped
-once those binaries exist, and the build cache also between two builds when the disk runs short.
+a module cache and a build cache under `<build cache>/go` (kjournal_dev/build_cache.py). Both
+matter only while building and grow to many GB (docs/images.md has the figures), more than the
+binaries they make, so they are dropped once those binaries exist, and the build cache also
+between two builds when the disk runs short.
 A later version bump downloads and compiles again.
 """
 

@@ -34,7 +34,7 @@ import yaml
 from pydantic import BaseModel, SecretStr
 
 from kjournal_dev.config import find_repo_root
-from kjournal_dev.settings_docs import _settings_classes
+from kjournal_dev.generate.settings_docs import _settings_classes
 
 __all__ = ["OWNED", "SHARED_SECTIONS", "ChartVariable", "chart_variables", "check", "write"]
 

@@ -15,25 +15,19 @@ from pathlib import Path
 from threading import Event
 from typing import Any
 
-from kjournal_dev import (
-    cassandra_node,
-    cassandra_security,
-    collector,
-    kafka_node,
-    kafka_security,
-    maven,
-    services,
-    topics,
-)
-from kjournal_dev.collector_build import ensure_collector
+from kjournal_dev.artifacts import maven
+from kjournal_dev.artifacts.collector import ensure_collector
 from kjournal_dev.config import DevConfig
-from kjournal_dev.credentials import CASSANDRA_ADMIN, Credentials
 from kjournal_dev.errors import DevError
-from kjournal_dev.java import find_java
-from kjournal_dev.loopback_tls import LoopbackTls
+from kjournal_dev.java import Java, find_java
+from kjournal_dev.platform import cassandra_node, collector, kafka_node, services, topics
+from kjournal_dev.platform.schema import apply_schema
+from kjournal_dev.platform.state import ComponentState, PlatformState
 from kjournal_dev.process import is_running, require_free_ports, stop, tail, wait_ports_free
-from kjournal_dev.schema_step import apply_schema
-from kjournal_dev.state import ComponentState, PlatformState
+from kjournal_dev.security import cassandra as cassandra_security
+from kjournal_dev.security import kafka as kafka_security
+from kjournal_dev.security.credentials import CASSANDRA_ADMIN, Credentials
+from kjournal_dev.security.tls import LoopbackTls
 
 KAFKA = "kafka"
 CASSANDRA = "cassandra"
@@ -110,30 +104,48 @@ class Platform:
     def up(self, report: Reporter = _quiet, with_services: bool = True) -> Endpoints:
         """Start whatever is not running yet, wait until it answers, create topics and schema,
         then (unless `with_services` is false) the writer and reader services."""
-        config = self.config
+        state = self._open_state()
+        credentials = self._credentials()
+        nodes = [n for n in (KAFKA, CASSANDRA) if not self._running(state, n)]
+        collector_missing = self.config.collector and not self._running(state, COLLECTOR)
+        data_dir = Path(state.data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        java = find_java(self.config.java) if nodes else None
+        self._require_free_ports(nodes, collector_missing)
+        spark_jars = self._fetch(report)
+        if collector_missing:
+            self._start_collector(state, data_dir, report)
+        if java is not None:
+            self._start_nodes(state, nodes, java, data_dir, credentials, report)
+        self._wait_infrastructure(state, report)
+        self._ensure_topics(report)
+        self._ensure_schema(credentials, data_dir, report)
+        urls = self._up_services(state, data_dir, report) if with_services else {}
+        return self._endpoints(data_dir, spark_jars, started=bool(nodes), services=urls)
+
+    def _open_state(self) -> PlatformState:
+        """The running platform's state, or a new one (with a new data directory)."""
         state = self._state()
         if state is None or not Path(state.data_dir).is_dir():
             # A new platform (or one whose data is gone, with a reboot's temporary files).
             if state is not None:
                 self._forget(state)
-            state = PlatformState(
-                data_dir=tempfile.mkdtemp(prefix="kjournal-dev-"), secure=config.secure
+            return PlatformState(
+                data_dir=tempfile.mkdtemp(prefix="kjournal-dev-"), secure=self.config.secure
             )
-        elif config.secure and not state.secure:
+        if self.config.secure and not state.secure:
             raise DevError(
                 "the running platform is not secured: stop it with `scripts/dev down`, then "
                 "`scripts/dev up --secure`"
             )
-        credentials = self._credentials()
-        to_start = [n for n in (KAFKA, CASSANDRA) if not self._running(state, n)]
-        collector_missing = config.collector and not self._running(state, COLLECTOR)
-        data_dir = Path(state.data_dir)
-        data_dir.mkdir(parents=True, exist_ok=True)
+        return state
 
-        if to_start:
-            java = find_java(config.java)
+    def _require_free_ports(self, nodes: list[str], collector_missing: bool) -> None:
+        """The ports of what is about to start are free (else DevError naming their variables)."""
+        config = self.config
+        if nodes:
             ports: dict[str, tuple[int, str]] = {}
-            if KAFKA in to_start:
+            if KAFKA in nodes:
                 ports["Kafka broker"] = (config.kafka_port, "KJOURNAL_DEV_KAFKA_PORT")
                 if config.secure:
                     ports["Kafka TLS listener"] = (
@@ -144,7 +156,7 @@ class Platform:
                     config.kafka_controller_port,
                     "KJOURNAL_DEV_KAFKA_CONTROLLER_PORT",
                 )
-            if CASSANDRA in to_start:
+            if CASSANDRA in nodes:
                 ports["Cassandra CQL"] = (config.cassandra_port, "KJOURNAL_DEV_CASSANDRA_PORT")
                 ports["Cassandra storage"] = (
                     config.cassandra_storage_port,
@@ -159,45 +171,65 @@ class Platform:
                     "OTLP/HTTP": (config.otlp_http_port, "KJOURNAL_DEV_OTLP_HTTP_PORT"),
                 },
             )
-        spark_jars = self._fetch(report)
-        if collector_missing:
-            self._start_collector(state, data_dir, report)
 
-        for name in to_start:
-            jars = (maven.kafka_bundle() if name == KAFKA else maven.cassandra_bundle()).folder(
-                config
-            )
+    def _start_nodes(
+        self,
+        state: PlatformState,
+        nodes: list[str],
+        java: Java,
+        data_dir: Path,
+        credentials: Credentials | None,
+        report: Reporter,
+    ) -> None:
+        for name in nodes:
             if name == KAFKA:
-                secured: dict[str, Any] = {}
-                if credentials is not None:
-                    tls = LoopbackTls(config.tls_dir).ensure(config.host)
-                    secured = {
-                        "overrides": kafka_security.secure_properties(config, credentials, tls),
-                        "format_arguments": kafka_security.scram_arguments(credentials),
-                    }
-                pid, log = kafka_node.start(config, java, jars, data_dir, **secured)
-                component = ComponentState(
-                    KAFKA,
-                    pid,
-                    config.kafka_bootstrap,
-                    str(log),
-                    str(data_dir / "kafka"),
-                    [config.kafka_port, config.kafka_controller_port]
-                    + ([config.kafka_tls_port] if config.secure else []),
-                )
+                component = self._start_kafka(java, data_dir, credentials)
             else:
-                auth = None if credentials is None else cassandra_security.YAML
-                pid, log = cassandra_node.start(config, java, jars, data_dir, auth)
-                component = ComponentState(
-                    CASSANDRA,
-                    pid,
-                    f"{config.host}:{config.cassandra_port}",
-                    str(log),
-                    str(data_dir / "cassandra"),
-                    [config.cassandra_port, config.cassandra_storage_port],
-                )
+                component = self._start_cassandra(java, data_dir, credentials)
             self._record_start(state, component, report)
 
+    def _start_kafka(
+        self, java: Java, data_dir: Path, credentials: Credentials | None
+    ) -> ComponentState:
+        config = self.config
+        jars = maven.kafka_bundle().folder(config)
+        secured: dict[str, Any] = {}
+        if credentials is not None:
+            tls = LoopbackTls(config.tls_dir).ensure(config.host)
+            secured = {
+                "overrides": kafka_security.secure_properties(config, credentials, tls),
+                "format_arguments": kafka_security.scram_arguments(credentials),
+            }
+        pid, log = kafka_node.start(config, java, jars, data_dir, **secured)
+        return ComponentState(
+            KAFKA,
+            pid,
+            config.kafka_bootstrap,
+            str(log),
+            str(data_dir / "kafka"),
+            [config.kafka_port, config.kafka_controller_port]
+            + ([config.kafka_tls_port] if config.secure else []),
+        )
+
+    def _start_cassandra(
+        self, java: Java, data_dir: Path, credentials: Credentials | None
+    ) -> ComponentState:
+        config = self.config
+        jars = maven.cassandra_bundle().folder(config)
+        auth = None if credentials is None else cassandra_security.YAML
+        pid, log = cassandra_node.start(config, java, jars, data_dir, auth)
+        return ComponentState(
+            CASSANDRA,
+            pid,
+            f"{config.host}:{config.cassandra_port}",
+            str(log),
+            str(data_dir / "cassandra"),
+            [config.cassandra_port, config.cassandra_storage_port],
+        )
+
+    def _wait_infrastructure(self, state: PlatformState, report: Reporter) -> None:
+        """Until Kafka, Cassandra and the collector (if any) answer."""
+        config = self.config
         kafka_options = self._kafka_options()
         logins = self._cassandra_logins()
         self._wait(
@@ -222,20 +254,36 @@ class Platform:
                 lambda: collector.probe(config.host, config.otlp_http_port),
                 report,
             )
+
+    def _ensure_topics(self, report: Reporter) -> None:
+        config = self.config
         asyncio.run(
             topics.ensure_topics(
-                config.kafka_bootstrap, config.topics, config.partitions, options=kafka_options
+                config.kafka_bootstrap,
+                config.topics,
+                config.partitions,
+                options=self._kafka_options(),
             )
         )
         report(
             f"topics ready: {', '.join(config.topics)} ({config.partitions} partitions when new)"
         )
+
+    def _ensure_schema(
+        self, credentials: Credentials | None, data_dir: Path, report: Reporter
+    ) -> None:
+        """The journal's schema; on a secured platform with its roles, ACLs and grants."""
+        config = self.config
         if credentials is None:
             apply_schema(config.host, config.cassandra_port, config.keyspace)
             report(f"schema ready in keyspace {config.keyspace}")
         else:
             self._secure(credentials, data_dir, report)
-        urls = self._up_services(state, data_dir, report) if with_services else {}
+
+    def _endpoints(
+        self, data_dir: Path, spark_jars: Path, *, started: bool, services: dict[str, str]
+    ) -> Endpoints:
+        config = self.config
         return Endpoints(
             kafka_bootstrap=config.kafka_bootstrap,
             cassandra_host=config.host,
@@ -244,8 +292,8 @@ class Platform:
             topics=config.topics,
             spark_kafka_jars=spark_jars,
             data_dir=data_dir,
-            started=bool(to_start),
-            services=urls,
+            started=started,
+            services=services,
             otlp_endpoint=config.otlp_endpoint if config.collector else None,
             spans_dir=collector.spans_dir(data_dir) if config.collector else None,
         )

@@ -19,9 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kjournal_dev import cassandra_security, kafka_security
+from kjournal_dev.artifacts.maven import spark_kafka_bundle
 from kjournal_dev.config import DevConfig
-from kjournal_dev.credentials import (
+from kjournal_dev.errors import DevError
+from kjournal_dev.platform.state import ComponentState
+from kjournal_dev.process import spawn
+from kjournal_dev.security import cassandra as cassandra_security
+from kjournal_dev.security import kafka as kafka_security
+from kjournal_dev.security.credentials import (
     CASSANDRA_READER,
     CASSANDRA_REPLICATOR,
     KAFKA_READER,
@@ -29,11 +34,7 @@ from kjournal_dev.credentials import (
     KAFKA_WRITER,
     Credentials,
 )
-from kjournal_dev.dev_tokens import DevIssuer
-from kjournal_dev.errors import DevError
-from kjournal_dev.maven import spark_kafka_bundle
-from kjournal_dev.process import spawn
-from kjournal_dev.state import ComponentState
+from kjournal_dev.security.tokens import DevIssuer
 
 __all__ = ["SERVICES", "ServiceSpec", "is_ready", "probe", "spec_named", "start", "tracing_env"]
 

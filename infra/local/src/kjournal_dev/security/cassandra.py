@@ -26,14 +26,14 @@ from kjournal.errors import CassandraUnavailable, CredentialsRefused
 from pydantic import SecretStr
 
 from kjournal_dev.config import DevConfig
-from kjournal_dev.credentials import (
+from kjournal_dev.errors import DevError
+from kjournal_dev.security.credentials import (
     CASSANDRA_ADMIN,
     CASSANDRA_MIGRATOR,
     CASSANDRA_READER,
     CASSANDRA_REPLICATOR,
     Credentials,
 )
-from kjournal_dev.errors import DevError
 
 __all__ = [
     "DEFAULT_SUPERUSER",

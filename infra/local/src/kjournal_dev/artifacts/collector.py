@@ -4,8 +4,9 @@ The collector builder (go.opentelemetry.io/collector/cmd/builder) assembles a di
 exactly what `up` needs: the OTLP receiver, the batch processor and the file exporter. Go modules
 come from the Go module proxy; nothing else is downloaded. The build is recorded by a marker
 naming the versions, so a version bump rebuilds and a second `up` does not. The build is one entry
-of the per-machine build cache (build_cache.py): built in a temporary sibling and renamed into
-place once the binary exists, so every checkout on the machine reuses it and none sees half of it.
+of the per-machine build cache (kjournal_dev/build_cache.py): built in a temporary sibling and
+renamed into place once the binary exists, so every checkout on the machine reuses it and none
+sees half of it.
 
 Go's caches go under the build cache and are dropped once the binary exists (gobuild.py).
 """
@@ -18,7 +19,8 @@ import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kjournal_dev import build_cache, gobuild
+from kjournal_dev import build_cache
+from kjournal_dev.artifacts import gobuild
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 
