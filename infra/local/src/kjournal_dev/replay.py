@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from kjournal.kafka.records import consumed_record
 from kjournal.ports import ReplicatedStore
 from kjournal.replicate import ReplicationResult, replicate_partition
 from kjournal.wire.record import ConsumedRecord
@@ -28,17 +29,7 @@ async def consume_range(
             batch = await consumer.getmany(tp, timeout_ms=1000)
             for record in batch.get(tp, []):
                 if record.offset < end:
-                    records.append(
-                        ConsumedRecord(
-                            topic,
-                            partition,
-                            record.offset,
-                            record.key,
-                            record.value,
-                            list(record.headers),
-                            record.timestamp,
-                        )
-                    )
+                    records.append(consumed_record(record))
     finally:
         await consumer.stop()
     return records
