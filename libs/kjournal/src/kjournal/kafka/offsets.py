@@ -1,5 +1,6 @@
 """Partitions' beginning and end offsets: the one place they are read (ListOffsets; writes
-nothing), for the reader's replication status and the replicator's lag and offset-range checks.
+nothing), for the reader (a read's end offset, the replication status), the replicator's driver
+(lag, offset-range checks) and kjournal-dev's replay.
 
 aiokafka's errors pass through: the caller translates them with `kjournal.kafka.errors`.
 """
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-__all__ = ["FIRST_WAIT_S", "PartitionOffsets", "partition_offsets"]
+__all__ = ["FIRST_WAIT_S", "PartitionOffsets", "end_offsets", "partition_offsets"]
 
 # Offsets come back in milliseconds; past this, a listed topic may have been deleted meanwhile.
 FIRST_WAIT_S = 5.0
@@ -51,3 +52,11 @@ async def _offsets(
         (tp.topic, tp.partition): PartitionOffsets(int(beginning[tp]), int(end[tp]))
         for tp in wanted
     }
+
+
+async def end_offsets(
+    consumer: AIOKafkaConsumer, partitions: Iterable[tuple[str, int]]
+) -> dict[tuple[str, int], int]:
+    """The offset the next record of each (topic, partition) will get."""
+    ends = await consumer.end_offsets([TopicPartition(t, p) for t, p in partitions])
+    return {(tp.topic, tp.partition): int(end) for tp, end in ends.items()}

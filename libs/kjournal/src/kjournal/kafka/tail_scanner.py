@@ -15,7 +15,7 @@ from opentelemetry.trace import SpanKind
 from kjournal.errors import UnknownTopic
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.errors import kafka_errors
-from kjournal.kafka.offsets import partition_offsets
+from kjournal.kafka.offsets import end_offsets, partition_offsets
 from kjournal.kafka.records import consumed_record
 from kjournal.kafka.settings import ConsumerPoolSettings
 from kjournal.kafka.topics import TopicPartitions
@@ -71,13 +71,12 @@ class KafkaTailScanner:
 
     async def end_offset(self, topic: str, partition: int) -> int:
         """The offset the next record will get (ListOffsets latest; writes nothing)."""
-        tp = TopicPartition(topic, partition)
         async with self._pool.acquire() as consumer:
             started = time.perf_counter()
             with kafka_errors(topic):
-                ends = await consumer.end_offsets([tp])
+                ends = await end_offsets(consumer, [(topic, partition)])
             self._metrics.observe(KAFKA_END_OFFSET_SECONDS.name, time.perf_counter() - started)
-        return int(ends[tp])
+        return ends[(topic, partition)]
 
     async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
         """(beginning, end) offset of each partition: what Kafka still holds (writes nothing).
@@ -146,7 +145,8 @@ class KafkaTailScanner:
                         break
                     # An end beyond the partition's (an offset asked that no record has yet):
                     # the range past it holds nothing now, rather than a scan waiting for it.
-                    if (await consumer.end_offsets([tp]))[tp] <= await consumer.position(tp):
+                    ends = await end_offsets(consumer, [(tp.topic, tp.partition)])
+                    if ends[(tp.topic, tp.partition)] <= await consumer.position(tp):
                         break
                 continue
             polled_bytes = 0
