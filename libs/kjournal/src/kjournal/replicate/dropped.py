@@ -3,9 +3,10 @@
 In offset order, each append is taken or dropped whole by the append rule
 (fold/append_rule.py), the rule the read side and the writer's outcome apply too. A dropped append
 is never applied. A replay (a retry: the same events as the journal holds) changes nothing; a
-refusal (its condition failed) was answered 412 to its writer; a conflict (an unconditional append
-over seqNrs the journal holds, with other content) was answered 409 and is also recorded in the
-store, one row per repeated event (its offset and the kept event's), counted and logged.
+refusal (its condition failed) was answered 412 to its writer; a gap (it skips more than
+`MAX_GAP` seqNrs) was answered 409 and is logged; a conflict (an unconditional append over seqNrs
+the journal holds, with other content) was answered 409 and is also recorded in the store, one
+row per repeated event (its offset and the kept event's), counted and logged.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def classify_dropped(
     store: ReplicatedStore,
     now: datetime,
 ) -> Verdicts:
-    """Sort each of a journal's dropped appends into replay, refusal or conflict
+    """Sort each of a journal's dropped appends into replay, refusal, gap or conflict
     (fold/append_rule.py) by comparing it with the events the journal keeps (from this slice,
     else from the store, whose `head` is as loaded before the slice). A repeated event without a
     kept counterpart (a delete removed it, or the journal never held its seqNr) is not
