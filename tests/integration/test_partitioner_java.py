@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from kjournal.kafka.records import consumed_record
 from kjournal.model import Key, Mark, MarkHeader
 from kjournal.wire import ConsumedRecord, decode_action_record, encode_action, partition_for
 from kjournal_dev.config import DevConfig
@@ -75,16 +76,7 @@ async def _consume(bootstrap: str, topic: str, partition: int, offset: int) -> C
         batch = await consumer.getmany(tp, timeout_ms=10_000, max_records=1)
     finally:
         await consumer.stop()
-    record = batch[tp][0]
-    return ConsumedRecord(
-        topic=record.topic,
-        partition=record.partition,
-        offset=record.offset,
-        key=record.key,
-        value=record.value,
-        headers=list(record.headers),
-        timestamp_ms=record.timestamp,
-    )
+    return consumed_record(batch[tp][0])
 
 
 @pytest.mark.kafka

@@ -1,6 +1,6 @@
 """The seams between the journal's algorithms and its storage.
 
-`read.py` and `replicate.py` see only these Protocols; the Cassandra and in-memory adapters
+`read.py` and `replicate/` see only these Protocols; the Cassandra and in-memory adapters
 implement them. The write side is synchronous (it runs inside Spark tasks); the read side is async.
 """
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
-from kjournal.errors import KafkaUnavailable
+from kjournal.kafka.errors import kafka_errors
+from kjournal.kafka.offsets import PartitionOffsets, partition_offsets
 from kjournal.kafka.settings import KafkaSettings
 
 from kjournal_replicator.settings import SparkSettings, TopicSettings
@@ -32,22 +32,15 @@ T = TypeVar("T")
 FETCH_MAX_WAIT_MS = 20
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionOffsets:
-    beginning: int  # the oldest offset Kafka still holds
-    end: int  # the offset the next record will get
-
-
 def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) -> T:
     async def main() -> T:
         consumer = AIOKafkaConsumer(
             **kafka.aiokafka_options(), enable_auto_commit=False, group_id=None
         )
         try:
-            await consumer.start()
-            return await use(consumer)
-        except Exception as exc:
-            raise KafkaUnavailable(f"Kafka at {kafka.bootstrap_servers}: {exc!r}") from exc
+            with kafka_errors():
+                await consumer.start()
+                return await use(consumer)
         finally:
             await consumer.stop()
 
@@ -56,8 +49,6 @@ def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) 
 
 UNKNOWN_TOPIC_OR_PARTITION = 3  # Kafka's error code for a topic that is gone
 SETTLE_ATTEMPTS = 10  # a topic just created has partitions without a leader for a moment
-# Offsets come back in milliseconds; past this, a listed topic may have been deleted meanwhile.
-OFFSETS_FIRST_WAIT_S = 5.0
 
 
 def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str, list[int]]:
@@ -67,15 +58,14 @@ def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str
     async def main() -> dict[str, list[int]]:
         admin = AIOKafkaAdminClient(**kafka.aiokafka_options())
         try:
-            await admin.start()
-            for _ in range(SETTLE_ATTEMPTS):
-                names = sorted(name for name in await admin.list_topics() if topics.matches(name))
-                described = await admin.describe_topics(names) if names else []
-                if not any(_settling(entry) for entry in described):
-                    break
-                await asyncio.sleep(0.5)
-        except Exception as exc:
-            raise KafkaUnavailable(f"Kafka at {kafka.bootstrap_servers}: {exc!r}") from exc
+            with kafka_errors():
+                await admin.start()
+                for _ in range(SETTLE_ATTEMPTS):
+                    names = sorted(n for n in await admin.list_topics() if topics.matches(n))
+                    described = await admin.describe_topics(names) if names else []
+                    if not any(_settling(entry) for entry in described):
+                        break
+                    await asyncio.sleep(0.5)
         finally:
             await admin.close()
         return {
@@ -103,31 +93,8 @@ def kafka_offsets(
     if not any(partitions.values()):
         return {}
 
-    async def use(consumer: AIOKafkaConsumer) -> dict[tuple[str, int], PartitionOffsets]:
-        wanted = [TopicPartition(topic, p) for topic, ps in partitions.items() for p in ps]
-        try:
-            return await asyncio.wait_for(_offsets(consumer, wanted), OFFSETS_FIRST_WAIT_S)
-        except TimeoutError:
-            # aiokafka asks again for a partition Kafka calls unknown until the request timeout:
-            # a topic deleted after it was listed would hold the answer that long. Ask again
-            # for the topics fresh metadata still names, for the whole request timeout.
-            existing = await consumer.topics()
-            return await _offsets(consumer, [tp for tp in wanted if tp.topic in existing])
-
-    return _run(kafka, use)
-
-
-async def _offsets(
-    consumer: AIOKafkaConsumer, wanted: list[TopicPartition]
-) -> dict[tuple[str, int], PartitionOffsets]:
-    if not wanted:
-        return {}
-    beginning = await consumer.beginning_offsets(wanted)
-    end = await consumer.end_offsets(wanted)
-    return {
-        (tp.topic, tp.partition): PartitionOffsets(int(beginning[tp]), int(end[tp]))
-        for tp in wanted
-    }
+    wanted = [(topic, partition) for topic, numbers in partitions.items() for partition in numbers]
+    return _run(kafka, lambda consumer: partition_offsets(consumer, wanted))
 
 
 def source_options(kafka: KafkaSettings, spark: SparkSettings) -> dict[str, str]:

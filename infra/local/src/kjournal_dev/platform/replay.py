@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from kjournal.kafka.offsets import end_offsets as kafka_end_offsets
+from kjournal.kafka.records import consumed_record
 from kjournal.ports import ReplicatedStore
 from kjournal.replicate import ReplicationResult, replicate_partition
 from kjournal.wire.record import ConsumedRecord
@@ -28,17 +30,7 @@ async def consume_range(
             batch = await consumer.getmany(tp, timeout_ms=1000)
             for record in batch.get(tp, []):
                 if record.offset < end:
-                    records.append(
-                        ConsumedRecord(
-                            topic,
-                            partition,
-                            record.offset,
-                            record.key,
-                            record.value,
-                            list(record.headers),
-                            record.timestamp,
-                        )
-                    )
+                    records.append(consumed_record(record))
     finally:
         await consumer.stop()
     return records
@@ -48,11 +40,10 @@ async def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, 
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     await consumer.start()
     try:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
-        ends = await consumer.end_offsets(tps)
+        ends = await kafka_end_offsets(consumer, [(topic, p) for p in range(partitions)])
     finally:
         await consumer.stop()
-    return {tp.partition: int(offset) for tp, offset in ends.items()}
+    return {partition: offset for (_, partition), offset in ends.items()}
 
 
 async def replicate(

@@ -21,6 +21,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from kjournal.aio import cancel_and_wait
 from kjournal.errors import PartitionCountChanged
 from kjournal.kafka.partition_cache import PartitionCache, PayloadBudget
+from kjournal.kafka.records import consumed_record
 from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
@@ -29,7 +30,7 @@ from kjournal.model import Key
 from kjournal.ports import EventualReader
 from kjournal.spans import untraced
 from kjournal.tail import Tail
-from kjournal.wire.record import ConsumedRecord, decode_action_record
+from kjournal.wire.record import decode_action_record
 
 log = logging.getLogger(__name__)
 
@@ -146,17 +147,7 @@ class _TopicCache:
                 cache = self.partitions[tp.partition]
                 for record in records:
                     if record.key is not None:
-                        action = decode_action_record(
-                            ConsumedRecord(
-                                topic=tp.topic,
-                                partition=tp.partition,
-                                offset=record.offset,
-                                key=record.key,
-                                value=record.value,
-                                headers=record.headers,
-                                timestamp_ms=record.timestamp,
-                            )
-                        )
+                        action = decode_action_record(consumed_record(record))
                         if action is not None:
                             cache.add(action.action.key.id, action)
             for tp in tps:

@@ -12,8 +12,11 @@ from collections.abc import AsyncIterator, Sequence
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from opentelemetry.trace import SpanKind
 
+from kjournal.errors import UnknownTopic
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.errors import kafka_errors
+from kjournal.kafka.offsets import end_offsets, partition_offsets
+from kjournal.kafka.records import consumed_record
 from kjournal.kafka.settings import ConsumerPoolSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
@@ -68,22 +71,22 @@ class KafkaTailScanner:
 
     async def end_offset(self, topic: str, partition: int) -> int:
         """The offset the next record will get (ListOffsets latest; writes nothing)."""
-        tp = TopicPartition(topic, partition)
         async with self._pool.acquire() as consumer:
             started = time.perf_counter()
             with kafka_errors(topic):
-                ends = await consumer.end_offsets([tp])
+                ends = await end_offsets(consumer, [(topic, partition)])
             self._metrics.observe(KAFKA_END_OFFSET_SECONDS.name, time.perf_counter() - started)
-        return int(ends[tp])
+        return ends[(topic, partition)]
 
     async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
-        """(beginning, end) offset of each partition: what Kafka still holds (writes nothing)."""
-        tps = [TopicPartition(topic, partition) for partition in partitions]
+        """(beginning, end) offset of each partition: what Kafka still holds (writes nothing).
+        UnknownTopic if the topic is gone (deleted since its partitions were counted)."""
         async with self._pool.acquire() as consumer:
             with kafka_errors(topic):
-                beginnings = await consumer.beginning_offsets(tps)
-                ends = await consumer.end_offsets(tps)
-        return {tp.partition: (int(beginnings[tp]), int(ends[tp])) for tp in tps}
+                held = await partition_offsets(consumer, [(topic, p) for p in partitions])
+        if len(held) < len(partitions):
+            raise UnknownTopic(topic)
+        return {partition: (o.beginning, o.end) for (_, partition), o in held.items()}
 
     async def actions(
         self, key: Key, partition: int, start: int, end: int
@@ -142,7 +145,8 @@ class KafkaTailScanner:
                         break
                     # An end beyond the partition's (an offset asked that no record has yet):
                     # the range past it holds nothing now, rather than a scan waiting for it.
-                    if (await consumer.end_offsets([tp]))[tp] <= await consumer.position(tp):
+                    ends = await end_offsets(consumer, [(tp.topic, tp.partition)])
+                    if ends[(tp.topic, tp.partition)] <= await consumer.position(tp):
                         break
                 continue
             polled_bytes = 0
@@ -153,15 +157,7 @@ class KafkaTailScanner:
                     break
                 scanned += 1
                 if record.key == wanted:
-                    yield ConsumedRecord(
-                        topic=tp.topic,
-                        partition=tp.partition,
-                        offset=record.offset,
-                        key=record.key,
-                        value=record.value,
-                        headers=record.headers,
-                        timestamp_ms=record.timestamp,
-                    )
+                    yield consumed_record(record)
             average = max(1, polled_bytes // len(records))
             max_records = max(1, min(self._max_poll_records, _POLL_BYTES // average))
         self._metrics.increment(KAFKA_TAIL_RECORDS_SCANNED.name, scanned)

@@ -1,8 +1,8 @@
 """The `conflicts` table (kjournal's own): duplicates whose content differed from the event kept.
 
 Per journal (topic, id), ordered by the dropped record's (partition, offset) and seqNr: where the
-dropped event was, and where the event the journal keeps is (kjournal.replicate explains the
-duplicate rule).
+dropped event was, and where the event the journal keeps is (kjournal.replicate.dropped explains
+the duplicate rule).
 """
 
 from __future__ import annotations

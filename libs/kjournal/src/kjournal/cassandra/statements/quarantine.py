@@ -1,7 +1,8 @@
 """The `quarantine` table (kjournal's own): Kafka records the replicator did not apply.
 
 Per journal (topic, id), ordered by (partition, offset): the record that could not be decoded,
-and the journal's later records parked behind it (kjournal.replicate explains the policy).
+and the journal's later records parked behind it (kjournal.replicate.quarantine explains the
+policy).
 """
 
 from __future__ import annotations

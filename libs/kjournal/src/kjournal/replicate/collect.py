@@ -1,0 +1,149 @@
+"""Collecting a slice (steps 1 and 2 of `slice.py`): the records above `pointer2`, their headers
+decoded and grouped by journal, and the payload decoding of step 3. What cannot be decoded is
+kept raw for the quarantine (`quarantine.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kjournal.errors import FormatError, InvalidInput
+from kjournal.model import (
+    ActionRecord,
+    Append,
+    EventRecord,
+    ExpireAfter,
+    Key,
+    Mark,
+    RecordMetadata,
+)
+from kjournal.model.head import JournalHead
+from kjournal.wire.events import decode_events
+from kjournal.wire.record import ConsumedRecord, decode_action_record
+
+__all__ = ["Decoded", "JournalSlice", "Slice", "collect", "decode_append"]
+
+_DECODE_ERRORS = (FormatError, InvalidInput)
+
+
+@dataclass(slots=True)
+class JournalSlice:
+    """One journal's part of the slice, in offset order."""
+
+    key: Key
+    decoded: list[ActionRecord] = field(default_factory=list)  # before any bad header
+    actions: list[ActionRecord] = field(default_factory=list)  # those before the cutoff
+    raw: dict[int, ConsumedRecord] = field(default_factory=dict)  # offset → record
+    poison: tuple[ConsumedRecord, str] | None = None  # the first undecodable header, and why
+    behind: list[tuple[ConsumedRecord, str | None]] = field(default_factory=list)  # after it
+    quarantined_from: int | None = None  # by an earlier slice
+    # The first quarantined offset: from an earlier slice, a bad header or a bad payload,
+    # whichever comes first, and why this slice found it bad (None if it did not).
+    cutoff: int | None = None
+    error: str | None = None
+    head: JournalHead | None = None
+
+    def cut_at_known_poison(self) -> None:
+        """Set the cutoff from earlier slices and bad headers; keep only actions before it."""
+        self.cutoff = self.quarantined_from
+        if self.poison is not None and (self.cutoff is None or self.poison[0].offset < self.cutoff):
+            self.cutoff, self.error = self.poison[0].offset, self.poison[1]
+        self.cut(self.cutoff, self.error)
+
+    def cut(self, cutoff: int | None, error: str | None) -> None:
+        self.cutoff, self.error = cutoff, error
+        self.actions = [a for a in self.decoded if cutoff is None or a.offset < cutoff]
+
+    def actions_after(self, offset: int) -> list[ActionRecord]:
+        return [action for action in self.decoded if action.offset > offset]
+
+
+@dataclass(slots=True)
+class Slice:
+    journals: dict[str, JournalSlice] = field(default_factory=dict)
+    count: int = 0
+    ignored: int = 0
+    max_offset: int | None = None
+    newest_timestamp_ms: int | None = None
+
+
+def collect(
+    topic: str, partition: int, records: Iterable[ConsumedRecord], pointer: int | None
+) -> Slice:
+    slice_ = Slice()
+    previous = -1
+    for record in records:
+        if record.topic != topic or record.partition != partition:
+            raise ValueError(
+                f"record of {record.topic}:{record.partition} in the slice of {topic}:{partition}"
+            )
+        if record.offset <= previous:
+            raise ValueError(f"records out of order: offset {record.offset} after {previous}")
+        previous = record.offset
+        if pointer is not None and record.offset <= pointer:
+            continue
+        slice_.count += 1
+        slice_.max_offset = record.offset
+        if record.timestamp_ms is not None and record.timestamp_ms >= 0:
+            slice_.newest_timestamp_ms = record.timestamp_ms
+
+        error: str | None = None
+        action: ActionRecord | None = None
+        try:
+            action = decode_action_record(record)
+        except _DECODE_ERRORS as exc:
+            error = f"header: {exc}"
+        if action is None and error is None:
+            slice_.ignored += 1
+            continue
+
+        id = action.action.key.id if action is not None else _record_id(record)
+        journal = slice_.journals.get(id)
+        if journal is None:
+            journal = slice_.journals[id] = JournalSlice(Key(topic, id))
+        journal.raw[record.offset] = record
+        if journal.poison is None and action is not None:
+            journal.decoded.append(action)
+        elif journal.poison is None and error is not None:
+            journal.poison = (record, error)
+        elif action is None or not isinstance(action.action, Mark):
+            journal.behind.append((record, error))
+    return slice_
+
+
+def _record_id(record: ConsumedRecord) -> str:
+    """The journal id of a record whose header could not be decoded."""
+    assert record.key is not None  # keyless records are ignored before their header is read
+    return record.key.decode("utf-8", "replace")  # as decode_action_record
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    events: tuple[EventRecord, ...]
+    expire_after: ExpireAfter | None
+
+
+def decode_append(record: ActionRecord, action: Append) -> Decoded | str:
+    """The append's events as rows will hold them, or why its payload is poison."""
+    try:
+        events = decode_events(action.header.payload_type, action.payload)
+    except _DECODE_ERRORS as exc:
+        return f"payload: {exc}"
+    if events.range != action.header.range:
+        return (
+            f"payload: events {events.range} do not match the header's range {action.header.range}"
+        )
+    metadata = RecordMetadata(action.header.metadata, events.metadata)
+    rows = tuple(
+        EventRecord(
+            event,
+            action.timestamp,
+            record.partition_offset,
+            action.header.origin,
+            action.header.version,
+            metadata,
+            action.headers,
+        )
+        for event in events.events
+    )
+    return Decoded(rows, events.metadata.expire_after)
