@@ -241,9 +241,14 @@ def test_a_checkpoint_ahead_of_cassandra_is_caught_up_from_kafka(
         assert second.terminate() == 0
     finally:
         second.kill()
-    assert f"{topic}:{partition} offsets 3..6 (pointer2 2, the micro-batch starts at 7)" in (
+    # Which path brought 3..6 back depends on where the first replicator stopped: with its last
+    # micro-batch committed the checkpoint resumes at 7 and the gap (3..6) is read from Kafka
+    # again; with it uncommitted Spark runs that batch (from 3) again. Either way nothing is
+    # refused or skipped, which is what the rest of this test checks.
+    gap_read_again = f"{topic}:{partition} offsets 3..6 (pointer2 2, the micro-batch starts at 7)"
+    assert gap_read_again in second.output() or "micro-batch 0: 1 partitions, 4 records" in (
         second.output()
-    )
+    ), second.output()[-3000:]
     assert "refusing" not in second.output()
     assert store.pointer2(topic, partition) == 9
     stored = asyncio.run(stored_events(session, module_keyspace, topic, ["lost"]))
