@@ -76,7 +76,7 @@ def test_the_replicator_goes_on_with_the_other_topics(
 
 def _listed(job: ReplicatorProcess, topic: str) -> bool:
     return any(
-        "starting offsets without a checkpoint" in line and topic in line
+        "topics whose whole name matches" in line and topic in line
         for line in job.output().splitlines()
     )
 
