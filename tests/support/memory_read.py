@@ -4,7 +4,7 @@ The eventual side is `kjournal.memory.InMemoryEventualReader`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from kjournal.model import ActionRecord, Key
 from kjournal.tail import Tail, TailBuilder
@@ -13,7 +13,8 @@ from kjournal.wire.record import ConsumedRecord, decode_action_record
 
 
 class InMemoryPartitionLog:
-    """A topic's records as a list per partition: `tail.TailScanner` and `read.PartitionOffsets`."""
+    """A topic's records as a list per partition: `tail.TailScanner`, `read.PartitionOffsets`
+    and `feed.TopicSource`. `beginning` is where each partition starts (retention)."""
 
     def __init__(self, topic: str, partitions: int, payload_budget: int = 1 << 30) -> None:
         self.topic = topic
@@ -21,6 +22,7 @@ class InMemoryPartitionLog:
         self.payload_budget = payload_budget
         self.records: dict[int, list[ConsumedRecord]] = {p: [] for p in range(partitions)}
         self.decoded_payload_keys: list[bytes] = []
+        self.beginning: dict[int, int] = dict.fromkeys(range(partitions), 0)
 
     def append(
         self, key: bytes, value: bytes | None, headers: Sequence[tuple[str, bytes]], ts: int
@@ -40,7 +42,7 @@ class InMemoryPartitionLog:
     async def actions(
         self, key: Key, partition: int, start: int, end: int
     ) -> AsyncIterator[ActionRecord]:
-        for record in self.records[partition][start:end]:
+        for record in self.records[partition][max(start, self.beginning[partition]) : end]:
             if record.key == key.id.encode():
                 action = decode_action_record(record)
                 if action is not None:
@@ -51,3 +53,21 @@ class InMemoryPartitionLog:
         async for record in self.actions(key, partition, start, end):
             builder.add(record)
         return builder.build()
+
+    async def partition_count(self, topic: str) -> int:
+        return self.partitions
+
+    async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
+        return {p: (self.beginning[p], len(self.records[p])) for p in partitions}
+
+    async def records_of(
+        self,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        accept: Callable[[bytes | None], bool],
+    ) -> AsyncIterator[ConsumedRecord]:
+        for record in self.records[partition][max(start, self.beginning[partition]) : end]:
+            if accept(record.key):
+                yield record

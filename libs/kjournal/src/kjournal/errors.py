@@ -11,12 +11,14 @@ KJournalError
 │   ├── InvalidDuration          an expireAfter that is not a duration
 │   ├── TooManyEvents            an append of more events than the writer accepts at once
 │   ├── NestedTooDeeply          a request body nested deeper than the writer accepts
+│   ├── InvalidCursor            a topic feed's cursor that is not one, or not for this topic
 │   └── RecordTooLarge           the encoded record exceeds the configured maximum
 ├── FormatError                  bytes from Kafka or Cassandra that cannot be decoded
 │   ├── HeaderFormatError        a present `journal.action` header that is not valid
 │   ├── PayloadFormatError       an Append record value that is not a valid container
 │   └── DataIntegrityError       a stored row that contradicts itself or its journal
 ├── JournalNotFound              no such journal
+├── PositionGone                 a feed position before the oldest offset Kafka still holds (410)
 ├── AppendRefused                the journal's rules drop this append: nothing of it is ever read
 │   ├── AppendConflict           seqNrs the journal holds, with other content (HTTP 409)
 │   ├── ConditionFailed          its If-Match / If-None-Match did not hold (HTTP 412)
@@ -124,6 +126,27 @@ class DataIntegrityError(FormatError):
 
 class JournalNotFound(KJournalError):
     pass
+
+
+class InvalidCursor(InvalidInput):
+    """A topic feed's cursor that does not parse, or names partitions or offsets the topic does
+    not have (docs/feed.md)."""
+
+
+class PositionGone(KJournalError):
+    """A topic feed was asked to resume before the oldest offset Kafka still holds of a partition
+    (retention removed what lies between): `earliest` is where that partition now begins."""
+
+    def __init__(self, topic: str, partition: int, offset: int, earliest: int) -> None:
+        super().__init__(
+            f"partition {partition} of topic {topic} now begins at offset {earliest}: "
+            f"offset {offset} is gone (retention). Rebuild from the journals (docs/feed.md), then "
+            "follow the feed from a new position"
+        )
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.earliest = earliest
 
 
 class AppendRefused(KJournalError):

@@ -31,6 +31,8 @@ from kjournal.errors import (
     SeqNrGap,
     WritesNotConfigured,
 )
+from kjournal.feed.reading import TopicFeed
+from kjournal.feed.states import DEFAULT_CAPACITY
 from kjournal.fold.append_rule import MAX_GAP
 from kjournal.fold.head_info import HeadInfo
 from kjournal.kafka.consumer_pool import ConsumerPool
@@ -210,6 +212,13 @@ class Journals:
         return await replication_status(
             topic, await self.topics.count(topic), self._scanner, self._eventual
         )
+
+    def feed(self, states_per_partition: int = DEFAULT_CAPACITY) -> TopicFeed:
+        """A topic feed over these journals' reads (docs/feed.md): at most `states_per_partition`
+        journal states kept per partition read."""
+        if self._scanner is None:
+            raise ReadsNotConfigured("the topic feed needs an eventual reader (Cassandra)")
+        return TopicFeed(self._scanner, self.reader, states_per_partition)
 
 
 def _check_condition(expect: int | None, appended: Events) -> None:

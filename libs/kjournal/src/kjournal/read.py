@@ -151,9 +151,16 @@ class JournalReader:
         )
 
     async def view_at(
-        self, key: Key, partition: int, end: int, pointer2: int | None
+        self,
+        key: Key,
+        partition: int,
+        end: int,
+        pointer2: int | None,
+        check_quarantine: bool = True,
     ) -> JournalView:
-        """The journal as of offset `end` (exclusive) of its partition, `pointer2` read first."""
+        """The journal as of offset `end` (exclusive) of its partition, `pointer2` read first.
+        JournalQuarantined if a record of it is quarantined, unless not `check_quarantine` (the
+        topic feed, feed/states.py, asks for the journal before its quarantined record)."""
         started = time.perf_counter()
         with span("head", attributes={sem.JOURNAL_ID: key.id}):
             head, quarantined = await asyncio.gather(
@@ -162,7 +169,7 @@ class JournalReader:
         self._metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="head")
         if head is not None and head.partition_offset.partition != partition:
             raise TopicRepartitioned(key.topic, key.id, head.partition_offset.partition, partition)
-        if quarantined is not None:
+        if quarantined is not None and check_quarantine:
             raise JournalQuarantined(
                 key.topic, key.id, quarantined.partition, quarantined.offset, quarantined.reason
             )

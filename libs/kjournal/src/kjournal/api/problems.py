@@ -75,6 +75,7 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
     ),
     ProblemSpec(errors.NestedTooDeeply, 400, "too-deep", "JSON nested too deeply", ("limit",)),
     ProblemSpec(errors.InvalidKey, 400, "invalid-key", "Invalid topic or journal id"),
+    ProblemSpec(errors.InvalidCursor, 400, "invalid-cursor", "Invalid feed cursor"),
     # The wire keeps the type (and title) it was published with; the class says what it is.
     ProblemSpec(errors.EmptyAppend, 400, "empty-batch", "Empty batch"),
     ProblemSpec(errors.SeqNrOrderError, 400, "seq-nr-order", "SeqNrs not strictly increasing"),
@@ -83,6 +84,13 @@ ERROR_PROBLEMS: tuple[ProblemSpec, ...] = (
     ProblemSpec(errors.InvalidDuration, 400, "invalid-duration", "Invalid duration"),
     ProblemSpec(errors.InvalidInput, 400, "invalid-input", "Invalid input"),
     ProblemSpec(errors.JournalNotFound, 404, "journal-not-found", "Journal not found"),
+    ProblemSpec(
+        errors.PositionGone,
+        410,
+        "position-gone",
+        "Feed position no longer held by Kafka",
+        ("topic", "partition", "offset", "earliest"),
+    ),
     ProblemSpec(
         errors.AppendConflict,
         409,

@@ -7,7 +7,7 @@ With tracing on, the seek is a span (`consumer seek`) and each poll a CONSUMER s
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from opentelemetry.trace import SpanKind
@@ -40,8 +40,8 @@ _FIRST_POLL_RECORDS = 4  # before record sizes are known
 class KafkaTailScanner:
     """Scans offsets [start, end) of the key's partition, comparing record keys before parsing.
 
-    Implements `tail.PartitionOffsets`, `tail.TailScanner` and
-    `replication_status.OffsetsSource`.
+    Implements `tail.PartitionOffsets`, `tail.TailScanner`, `replication_status.OffsetsSource`
+    and the topic feed's `feed.source.TopicSource` (whole partitions, filtered by key).
     """
 
     def __init__(
@@ -88,25 +88,40 @@ class KafkaTailScanner:
             raise UnknownTopic(topic)
         return {partition: (o.beginning, o.end) for (_, partition), o in held.items()}
 
+    async def partition_count(self, topic: str) -> int:
+        return await self._topics.count(topic)
+
     async def actions(
         self, key: Key, partition: int, start: int, end: int
     ) -> AsyncIterator[ActionRecord]:
         """This journal's actions at offsets start ≤ offset < end, in order; others are skipped
         by key bytes, so their headers and payloads are never parsed."""
+        async for record in self.records(key.topic, partition, start, end, key.id.encode().__eq__):
+            action = decode_action_record(record)
+            if action is not None:
+                yield action
+
+    async def records(
+        self,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        accept: Callable[[bytes | None], bool],
+    ) -> AsyncIterator[ConsumedRecord]:
+        """The records at offsets start ≤ offset < end whose key `accept`s, in offset order,
+        undecoded (the others are skipped by their key bytes alone)."""
         if start >= end:
             return
-        tp = TopicPartition(key.topic, partition)
-        wanted = key.id.encode()
+        tp = TopicPartition(topic, partition)
         async with self._pool.acquire() as consumer:
             consumer.assign([tp])
             seek_started = time.perf_counter()
             with span("consumer seek", attributes={sem.MESSAGING_KAFKA_OFFSET: start}):
                 consumer.seek(tp, start)
             self._metrics.observe(KAFKA_SEEK_SECONDS.name, time.perf_counter() - seek_started)
-            async for record in self._scan(consumer, tp, end, wanted):
-                action = decode_action_record(record)
-                if action is not None:
-                    yield action
+            async for record in self._scan(consumer, tp, end, accept):
+                yield record
 
     @staticmethod
     def _poll_attributes(tp: TopicPartition) -> dict[str, str]:
@@ -119,7 +134,11 @@ class KafkaTailScanner:
         }
 
     async def _scan(
-        self, consumer: AIOKafkaConsumer, tp: TopicPartition, end: int, wanted: bytes
+        self,
+        consumer: AIOKafkaConsumer,
+        tp: TopicPartition,
+        end: int,
+        accept: Callable[[bytes | None], bool],
     ) -> AsyncIterator[ConsumedRecord]:
         position = -1
         scanned = 0
@@ -156,7 +175,7 @@ class KafkaTailScanner:
                 if position >= end:
                     break
                 scanned += 1
-                if record.key == wanted:
+                if accept(record.key):
                     yield consumed_record(record)
             average = max(1, polled_bytes // len(records))
             max_records = max(1, min(self._max_poll_records, _POLL_BYTES // average))

@@ -1,0 +1,87 @@
+"""A topic feed's cursor: where each partition resumes, down to an event inside one append.
+
+A position is (offset, skip): the next record to read is at `offset`, and its first `skip`
+entries were already delivered (an append of n events has n entries, any other record one), so a
+client can stop between two events of one append and resume with neither a gap nor a repeat.
+The canonical position after a record's last entry is (offset + 1, 0).
+
+The text is opaque to clients (they pass it back verbatim): `v1.` then the base64url (unpadded)
+of `partition:offset[:skip]` items joined by `,`, in partition order.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kjournal.errors import InvalidCursor
+
+__all__ = ["MAX_CURSOR_CHARS", "Cursor", "Position"]
+
+_VERSION = "v1."
+MAX_CURSOR_CHARS = (
+    64_000  # about 4,000 partitions; Kafka topics rarely have more than a few hundred
+)
+_ITEM = re.compile(r"(0|[1-9][0-9]{0,9}):(0|[1-9][0-9]{0,18})(?::([1-9][0-9]{0,9}))?")
+_OFFSET_MAX = (1 << 63) - 1
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Position:
+    """The next record of a partition to read, and how many of its entries were delivered."""
+
+    offset: int
+    skip: int = 0
+
+    def after_entry(self, entries: int) -> Position:
+        """The position after one more entry of the record at `offset`, which has `entries`."""
+        if self.skip + 1 >= entries:
+            return Position(self.offset + 1)
+        return Position(self.offset, self.skip + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Positions by partition (partitions it does not name are not covered by it)."""
+
+    positions: Mapping[int, Position]
+
+    def with_position(self, partition: int, position: Position) -> Cursor:
+        return Cursor({**self.positions, partition: position})
+
+    def encode(self) -> str:
+        items = []
+        for partition in sorted(self.positions):
+            position = self.positions[partition]
+            item = f"{partition}:{position.offset}"
+            items.append(f"{item}:{position.skip}" if position.skip else item)
+        text = ",".join(items).encode("ascii")
+        return _VERSION + base64.urlsafe_b64encode(text).decode("ascii").rstrip("=")
+
+    @classmethod
+    def decode(cls, text: str) -> Cursor:
+        """The cursor `encode` wrote; InvalidCursor for anything else."""
+        if len(text) > MAX_CURSOR_CHARS:
+            raise InvalidCursor(f"a cursor has at most {MAX_CURSOR_CHARS} characters")
+        if not text.startswith(_VERSION):
+            raise InvalidCursor("not a cursor of this feed (pass back a cursor it gave verbatim)")
+        body = text[len(_VERSION) :]
+        try:
+            raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("ascii")
+        except (binascii.Error, ValueError):
+            raise InvalidCursor("the cursor is damaged (not base64url)") from None
+        positions: dict[int, Position] = {}
+        for item in raw.split(",") if raw else ():
+            match = _ITEM.fullmatch(item)
+            if match is None:
+                raise InvalidCursor("the cursor is damaged (a position does not parse)")
+            partition, offset = int(match[1]), int(match[2])
+            if partition in positions or offset > _OFFSET_MAX:
+                raise InvalidCursor("the cursor is damaged (a partition twice, or a bad offset)")
+            positions[partition] = Position(offset, int(match[3] or 0))
+        if not positions:
+            raise InvalidCursor("the cursor names no partition")
+        return cls(positions)

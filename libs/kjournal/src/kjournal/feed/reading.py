@@ -1,0 +1,193 @@
+"""Reading a topic as one feed: each selected partition in offset order, from a cursor or from
+its start or end, up to the end offsets as of the request (a catch-up).
+
+`TopicFeed.plan` checks the request against the topic before anything is streamed (so bad
+cursors, partitions and positions past retention are problems, not broken streams); `entries`
+then reads the partitions one after another. Records of journals outside the id prefix are
+skipped by their key bytes; an append is judged (feed/judge.py) from its header, and only a taken
+one has its payload decoded (needed for its events, and for the tag filter: tags live in the
+payload). Memory: one partition's journal states at a time (feed/states.py), and the records of
+one poll.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+
+from kjournal.errors import FormatError, InvalidCursor, InvalidInput, PositionGone
+from kjournal.feed.cursor import Cursor, Position
+from kjournal.feed.entries import Control, FeedControl, FeedEnd, FeedEntry, FeedEvent
+from kjournal.feed.judge import Verdict, judge
+from kjournal.feed.source import TopicSource
+from kjournal.feed.states import DEFAULT_CAPACITY, JournalState, JournalStates, StateResolver
+from kjournal.model import Append, Key, Mark
+from kjournal.read import JournalReader, event_records
+from kjournal.wire.record import ConsumedRecord, decode_action_record
+
+__all__ = ["FeedPlan", "FeedRequest", "TopicFeed"]
+
+
+@dataclass(frozen=True, slots=True)
+class FeedRequest:
+    """What to read. `after` resumes the partitions it names; the other selected partitions
+    start at their beginning (`from_end`: at their end). `partitions` None: all of them.
+    `tags`: only events with one of these tags (control entries always). `id_prefix`: only
+    journals whose id starts with it."""
+
+    topic: str
+    after: Cursor | None = None
+    from_end: bool = False
+    partitions: Sequence[int] | None = None
+    tags: frozenset[str] = frozenset()
+    id_prefix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedPlan:
+    request: FeedRequest
+    starts: dict[int, Position] = field(default_factory=dict)
+    ends: dict[int, int] = field(default_factory=dict)
+    beginnings: dict[int, int] = field(default_factory=dict)
+
+
+class TopicFeed:
+    def __init__(
+        self,
+        source: TopicSource,
+        reader: JournalReader,
+        states_per_partition: int = DEFAULT_CAPACITY,
+    ) -> None:
+        self._source = source
+        self._resolver = StateResolver(reader)
+        self._capacity = states_per_partition
+
+    async def plan(self, request: FeedRequest) -> FeedPlan:
+        """Where each selected partition starts and ends. UnknownTopic, InvalidInput (a partition
+        the topic does not have), InvalidCursor (a cursor naming one, or an offset past a
+        partition's end), PositionGone (a cursor before a partition's beginning)."""
+        topic = request.topic
+        count = await self._source.partition_count(topic)
+        selected = sorted(set(range(count) if request.partitions is None else request.partitions))
+        missing = [p for p in selected if not 0 <= p < count]
+        if missing:
+            raise InvalidInput(f"topic {topic} has partitions 0 to {count - 1}, not {missing}")
+        after = request.after.positions if request.after is not None else {}
+        if any(not 0 <= p < count for p in after):
+            raise InvalidCursor(f"the cursor names partitions topic {topic} does not have")
+        offsets = await self._source.offsets(topic, selected)
+        plan = FeedPlan(request)
+        for partition in selected:
+            beginning, end = offsets[partition]
+            position = after.get(partition)
+            if position is None:
+                position = Position(end if request.from_end else beginning)
+            elif position.offset < beginning:
+                raise PositionGone(topic, partition, position.offset, beginning)
+            elif position.offset > end or (position.offset == end and position.skip):
+                raise InvalidCursor(
+                    f"the cursor names offset {position.offset} of partition {partition}, past "
+                    f"its end ({end}): it is not a cursor of this topic"
+                )
+            plan.starts[partition] = position
+            plan.ends[partition] = end
+            plan.beginnings[partition] = beginning
+        return plan
+
+    async def entries(self, plan: FeedPlan) -> AsyncIterator[FeedEntry]:
+        """The plan's entries, partition after partition, then a FeedEnd."""
+        positions = dict(plan.starts)
+        for partition in plan.starts:
+            async for entry in self._partition(plan, partition, positions):
+                yield entry
+            positions[partition] = Position(plan.ends[partition])
+        yield FeedEnd(Cursor(positions))
+
+    async def _partition(
+        self, plan: FeedPlan, partition: int, positions: dict[int, Position]
+    ) -> AsyncIterator[FeedEntry]:
+        request = plan.request
+        start = plan.starts[partition]
+        states = JournalStates(self._capacity)
+        records = self._source.records(
+            request.topic, partition, start.offset, plan.ends[partition], _accept(request.id_prefix)
+        )
+        async for raw in records:
+            skip = start.skip if raw.offset == start.offset else 0
+            for entry in await self._record(plan, partition, raw, skip, states, positions):
+                yield entry
+            positions[partition] = Position(raw.offset + 1)
+
+    async def _record(
+        self,
+        plan: FeedPlan,
+        partition: int,
+        raw: ConsumedRecord,
+        skip: int,
+        states: JournalStates,
+        positions: dict[int, Position],
+    ) -> list[FeedEvent | FeedControl]:
+        """The entries of one record from its `skip`th on, each with the cursor right after it."""
+        offset = raw.offset
+
+        def cursor(position: Position) -> Cursor:
+            return Cursor({**positions, partition: position})
+
+        def quarantined(id_: str, reason: str) -> list[FeedEvent | FeedControl]:
+            states.put(id_, JournalState(quarantined_at=offset))
+            if skip:
+                return []
+            after = cursor(Position(offset + 1))
+            return [
+                FeedControl(Control.QUARANTINED, id_, partition, offset, None, after, reason=reason)
+            ]
+
+        try:
+            record = decode_action_record(raw)
+        except FormatError as exc:
+            return quarantined((raw.key or b"").decode("utf-8", "replace"), str(exc))
+        if record is None:
+            return []  # not a journal record this version knows: readers skip it too
+        action = record.action
+        id_ = action.key.id
+        state = states.get(id_)
+        if state is None:
+            at = offset if states.evicted else plan.starts[partition].offset
+            state = await self._resolver.state_at(
+                Key(plan.request.topic, id_), partition, at, plan.beginnings[partition]
+            )
+        judged = judge(state, record)
+        states.put(id_, judged.state)
+        if judged.verdict is Verdict.PARKED:
+            if isinstance(action, Mark):
+                return []
+            parked_at = state.quarantined_at
+            return quarantined(id_, f"parked behind the quarantined record at offset {parked_at}")
+        if judged.verdict is Verdict.CONTROL:
+            assert judged.control is not None
+            if skip:
+                return []
+            after = cursor(Position(offset + 1))
+            return [
+                FeedControl(
+                    judged.control, id_, partition, offset, action.timestamp, after, to=judged.to
+                )
+            ]
+        if judged.verdict is not Verdict.TAKEN:
+            return []
+        assert isinstance(action, Append)
+        try:
+            events = event_records(action, partition, offset)
+        except FormatError as exc:
+            return quarantined(id_, str(exc))
+        tags = plan.request.tags
+        return [
+            FeedEvent(id_, event, index, cursor(Position(offset, index).after_entry(len(events))))
+            for index, event in enumerate(events)
+            if index >= skip and (not tags or event.event.tags & tags)
+        ]
+
+
+def _accept(prefix: str) -> Callable[[bytes | None], bool]:
+    wanted = prefix.encode()
+    return lambda key: key is not None and key.startswith(wanted)

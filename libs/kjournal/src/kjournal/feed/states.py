@@ -1,0 +1,118 @@
+"""Journal states for judging a feed's appends: a bounded LRU, and where a missing state comes from.
+
+The feed judges each append with the journal's append rule (fold/append_rule.py), so it needs
+the journal's state (HeadInfo) as of the record. States of journals met since the feed started a
+partition are folded as the records pass; the LRU keeps at most `capacity` of them per partition.
+A journal not in it is resolved from what journal reads use (read.py):
+
+* not met since the partition's start position S and nothing was ever evicted: its state at S;
+  offset 0 needs no lookup (no journal exists before the first record);
+* otherwise its state just before the record's offset o.
+
+The state of journal J at offset P (exclusive) is `JournalReader.view_at(J, P)` (Cassandra's head
+folded with J's Kafka records from pointer2 + 1 up to P) when replication has not passed P for J.
+When it has (J's head was written at or after P, or J has no head and pointer2 ≥ P), Cassandra
+holds a newer state than P's, so J's records from the partition's log start up to P are folded
+from nothing instead: exact while Kafka still holds J's history since it was created or last
+purged, which retention may have removed (docs/feed.md).
+
+Each lookup costs a Cassandra head read and a Kafka scan of the partition from pointer2 (or the
+log start) up to P, comparing keys only; a state takes about 200 bytes.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from kjournal.errors import FormatError, JournalQuarantined
+from kjournal.fold.head_info import HeadInfo
+from kjournal.model import ActionRecord, Key
+from kjournal.read import JournalReader
+
+__all__ = ["DEFAULT_CAPACITY", "JournalState", "JournalStates", "StateResolver"]
+
+DEFAULT_CAPACITY = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class JournalState:
+    """What judging needs of a journal: its head as folded so far, or that it is quarantined
+    (a record of it could not be decoded: its later records are parked, as the replicator
+    parks them, and its reads fail)."""
+
+    info: HeadInfo = field(default_factory=HeadInfo)
+    quarantined_at: int | None = None
+
+    @classmethod
+    def of(cls, info: HeadInfo) -> JournalState:
+        # Only the head matters here: not the counts and dropped offsets the read side keeps.
+        return cls(HeadInfo(info.seq_nr, info.delete_to, info.hide_to))
+
+    def apply(self, record: ActionRecord) -> JournalState:
+        """The state after `record` (the append rule decides whether an append counts)."""
+        return JournalState.of(self.info.apply(record))
+
+
+class JournalStates:
+    """At most `capacity` journal states of one partition, least recently used evicted first."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        if capacity < 1:
+            raise ValueError("a feed keeps at least one journal state per partition")
+        self.capacity = capacity
+        self.evicted = False  # once true, a journal not here may have been met before
+        self._states: OrderedDict[str, JournalState] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def get(self, id_: str) -> JournalState | None:
+        state = self._states.get(id_)
+        if state is not None:
+            self._states.move_to_end(id_)
+        return state
+
+    def put(self, id_: str, state: JournalState) -> None:
+        self._states[id_] = state
+        self._states.move_to_end(id_)
+        if len(self._states) > self.capacity:
+            self._states.popitem(last=False)
+            self.evicted = True
+
+
+class StateResolver:
+    """A journal's state as of an offset of its partition, from Cassandra and Kafka."""
+
+    def __init__(self, reader: JournalReader) -> None:
+        self._reader = reader
+
+    async def state_at(self, key: Key, partition: int, at: int, log_start: int) -> JournalState:
+        """The journal's state before offset `at` (see the module docstring)."""
+        if at <= 0:
+            return JournalState()
+        reader = self._reader
+        pointer2 = await reader.pointer2(key, partition)
+        try:
+            try:
+                view = await reader.view_at(key, partition, at, pointer2)
+            except JournalQuarantined as exc:
+                if exc.offset < at:
+                    return JournalState(quarantined_at=exc.offset)
+                view = await reader.view_at(key, partition, at, pointer2, check_quarantine=False)
+        except FormatError:
+            return JournalState(quarantined_at=at - 1)  # its tail before `at` does not decode
+        head = view.head
+        if head is None:
+            passed = pointer2 is not None and pointer2 >= at
+        else:
+            passed = head.partition_offset.offset >= at
+        if not passed:
+            return JournalState.of(view.info)
+        state = JournalState()
+        try:
+            async for record in reader.actions(key, partition, log_start, at):
+                state = state.apply(record)
+        except FormatError:
+            return JournalState(quarantined_at=at - 1)
+        return state

@@ -1,0 +1,69 @@
+"""Feed cursors: what `encode` writes `decode` reads back; anything else is InvalidCursor (a 400),
+never another error."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from kjournal.errors import InvalidCursor
+from kjournal.feed import Cursor, Position
+
+positions = st.dictionaries(
+    st.integers(0, 10_000),
+    st.builds(Position, st.integers(0, 2**63 - 1), st.integers(0, 10**9)),
+    min_size=1,
+    max_size=50,
+)
+
+
+@given(positions)
+def test_round_trip(by_partition: dict[int, Position]):
+    cursor = Cursor(by_partition)
+    assert Cursor.decode(cursor.encode()) == cursor
+
+
+@given(st.text(max_size=200))
+def test_any_text_is_a_cursor_or_invalid(text: str):
+    with contextlib.suppress(InvalidCursor):
+        Cursor.decode(text)
+
+
+def _v1(body: str) -> str:
+    return "v1." + base64.urlsafe_b64encode(body.encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "v2.MDow",
+        "v1.",
+        "v1.!!!",
+        _v1("0:1,0:2"),  # a partition twice
+        _v1("-1:0"),
+        _v1("0:01"),  # not canonical
+        _v1("0:5:0"),  # skip 0 is written without it
+        _v1("0:9223372036854775808"),
+        _v1("0:1;1:2"),
+        "v1." + "A" * 70_000,
+    ],
+)
+def test_invalid_cursors(text: str):
+    with pytest.raises(InvalidCursor):
+        Cursor.decode(text)
+
+
+def test_a_position_inside_an_append_moves_to_the_next_record_after_its_last_entry():
+    assert Position(7).after_entry(3) == Position(7, 1)
+    assert Position(7, 1).after_entry(3) == Position(7, 2)
+    assert Position(7, 2).after_entry(3) == Position(8)
+    assert Position(7).after_entry(1) == Position(8)
+
+
+def test_the_text_is_url_and_event_stream_safe():
+    text = Cursor({0: Position(12, 2), 3: Position(5)}).encode()
+    assert text.replace(".", "").replace("-", "").replace("_", "").isalnum()

@@ -1,0 +1,203 @@
+"""The topic feed against the journal read: for histories with resends, conflicts, deletes and
+purges, replicated up to every point, the feed delivers per journal exactly what a read returns
+(its events, then its deletes and purges applied), and resuming after any entry, inside a
+multi-event append too, delivers the rest of the feed with no gap and no repeat, whatever the
+journal states the feed has to look up (in Cassandra, in the tail, from the log start)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kjournal.errors import InvalidCursor, InvalidInput, PositionGone
+from kjournal.feed import (
+    Control,
+    Cursor,
+    FeedControl,
+    FeedEnd,
+    FeedEntry,
+    FeedEvent,
+    FeedRequest,
+    Position,
+    TopicFeed,
+)
+from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
+from kjournal.model import Key
+from kjournal.read import JournalReader
+from kjournal.wire.record import ConsumedRecord
+
+from tests.support.memory_read import InMemoryPartitionLog
+from tests.unit.read.test_read_model import (
+    KEY,
+    MARK,
+    NOISE,
+    OTHER,
+    PURGE,
+    TOPIC,
+    Op,
+    _log_with,
+    _replicate,
+    _truth,
+    a,
+    d,
+    histories_with_retries,
+    retry,
+)
+
+
+class _Source:
+    """The in-memory log as the feed's `TopicSource`."""
+
+    def __init__(self, log: InMemoryPartitionLog) -> None:
+        self._log = log
+
+    async def partition_count(self, topic: str) -> int:
+        return await self._log.partition_count(topic)
+
+    async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
+        return await self._log.offsets(topic, partitions)
+
+    def records(
+        self,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        accept: Callable[[bytes | None], bool],
+    ) -> AsyncIterator[ConsumedRecord]:
+        return self._log.records_of(topic, partition, start, end, accept)
+
+
+def _feed(
+    log: InMemoryPartitionLog,
+    store: InMemoryReplicatedStore,
+    request: FeedRequest,
+    capacity: int = 10_000,
+) -> list[FeedEntry]:
+    reader = JournalReader(InMemoryEventualReader(store), log, log)
+    feed = TopicFeed(_Source(log), reader, capacity)
+
+    async def run() -> list[FeedEntry]:
+        plan = await feed.plan(request)
+        return [entry async for entry in feed.entries(plan)]
+
+    return asyncio.run(run())
+
+
+def _project(entries: Sequence[FeedEntry], key: Key = KEY) -> list[tuple[int, object]]:
+    """What a projection built from the feed holds for `key`: its events, deletes and purges
+    applied in order."""
+    events: dict[int, object] = {}
+    for entry in entries:
+        if isinstance(entry, FeedEnd) or entry.id != key.id:
+            continue
+        if isinstance(entry, FeedEvent):
+            payload = entry.record.event.payload
+            events[entry.record.seq_nr] = payload.value if payload else None
+        elif entry.kind is Control.DELETE:
+            assert entry.to is not None
+            events = {n: p for n, p in events.items() if n > entry.to}
+        elif entry.kind is Control.PURGE:
+            events = {}
+    return sorted(events.items())
+
+
+def _check(ops: list[tuple[Key, Op]], capacity: int, splits: Sequence[int] | None = None) -> None:
+    log = _log_with(ops)
+    truth, _ = _truth(log)
+    records = log.records[0]
+    for split in range(len(records) + 1) if splits is None else splits:
+        store = InMemoryReplicatedStore()
+        _replicate(store, records[:split])
+        full = _feed(log, store, FeedRequest(TOPIC), capacity)
+        assert _project(full) == truth, f"split at {split}"
+        assert isinstance(full[-1], FeedEnd)
+        assert full[-1].cursor == Cursor({0: Position(len(records))})
+        for index, entry in enumerate(full[:-1]):
+            resumed = _feed(log, store, FeedRequest(TOPIC, after=entry.cursor), capacity)
+            assert resumed == full[index + 1 :], f"split at {split}, resumed after {index}"
+
+
+@pytest.mark.parametrize("capacity", [1, 10_000])
+@pytest.mark.parametrize(
+    ("name", "ops"),
+    [
+        ("multi-event appends", [a(1, 3), NOISE, a(4, 6)]),
+        ("a resent append", [a(1), retry(2), retry(2), a(3)]),
+        ("overlapping appends", [a(1, 3), retry(2, 4), retry(1)]),
+        ("a resend with other content", [a(1, 2), retry(2, 3, variant=1)]),
+        ("a resend after a delete", [a(1, 3), d(3), retry(3, 4)]),
+        ("a resend after a purge is a new journal", [a(1, 3), PURGE, retry(1, 2, variant=1)]),
+        ("deletes and marks", [a(1, 2), MARK, d(1), a(3, 5), d(9), NOISE]),
+        ("purge then delete", [a(1, 3), PURGE, d(2), a(1)]),
+    ],
+)
+def test_the_feed_agrees_with_reads_and_resumes_anywhere(
+    name: str, ops: list[tuple[Key, Op]], capacity: int
+) -> None:
+    _check(ops, capacity)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=histories_with_retries(), capacity=st.sampled_from([1, 2, 10_000]), data=st.data())
+def test_random_histories(ops: list[tuple[Key, Op]], capacity: int, data: st.DataObject) -> None:
+    split = data.draw(st.integers(0, len(_log_with(ops).records[0])))
+    _check(ops, capacity, [split])
+
+
+def test_dropped_appends_and_marks_are_never_delivered():
+    log = _log_with([a(1, 2), retry(2, 3, variant=1), retry(1, 2), MARK, a(3)])
+    entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC))
+    delivered = [
+        (e.record.partition_offset.offset, e.record.seq_nr)
+        for e in entries
+        if isinstance(e, FeedEvent)
+    ]
+    assert delivered == [(0, 1), (0, 2), (4, 3)]
+
+
+def test_deletes_are_delivered_with_the_bound_they_take_effect_at():
+    log = _log_with([d(5), a(1, 3), d(9), PURGE, PURGE])
+    entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC))
+    controls = [(e.kind, e.offset, e.to) for e in entries if isinstance(e, FeedControl)]
+    # the first delete and the second purge meet no journal: the replicator ignores them too
+    assert controls == [(Control.DELETE, 2, 3), (Control.PURGE, 3, None)]
+
+
+def test_the_id_prefix_filter_skips_other_journals():
+    log = _log_with([a(1), NOISE, a(2)])
+    entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, id_prefix="oth"))
+    assert {e.id for e in entries if isinstance(e, FeedEvent)} == {OTHER.id}
+
+
+def test_from_end_reads_nothing_and_ends_at_the_end():
+    log = _log_with([a(1), a(2)])
+    entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, from_end=True))
+    assert entries == [FeedEnd(Cursor({0: Position(2)}))]
+
+
+def test_a_cursor_before_the_log_start_is_gone():
+    log = _log_with([a(1), a(2), a(3)])
+    log.beginning[0] = 2
+    with pytest.raises(PositionGone) as gone:
+        _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, after=Cursor({0: Position(1)})))
+    assert (gone.value.partition, gone.value.offset, gone.value.earliest) == (0, 1, 2)
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [Cursor({0: Position(4)}), Cursor({0: Position(3, 1)}), Cursor({1: Position(0)})],
+)
+def test_a_cursor_past_the_end_or_of_other_partitions_is_invalid(cursor: Cursor):
+    log = _log_with([a(1), a(2), a(3)])
+    with pytest.raises(InvalidCursor):
+        _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, after=cursor))
+
+
+def test_a_partition_the_topic_does_not_have_is_invalid_input():
+    log = _log_with([a(1)])
+    with pytest.raises(InvalidInput):
+        _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, partitions=[0, 3]))
