@@ -5,7 +5,7 @@ thread pool, a thread hop per dependency per request): what the app state holds 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, cast
+from typing import Annotated, cast, get_args, get_origin
 
 from fastapi import Depends, Request
 from fastapi.dependencies.models import Dependant
@@ -87,9 +87,10 @@ def check_query(request: Request) -> None:
         {"type": "value_error", "loc": ("query", name), "msg": "not a parameter of this route"}
         for name in sorted(set(names) - known)
     ]
+    repeatable = _repeatable_names(request.scope.get("route"))
     errors += [
         {"type": "value_error", "loc": ("query", name), "msg": "given more than once"}
-        for name in sorted({name for name in names if names.count(name) > 1} & known)
+        for name in sorted({name for name in names if names.count(name) > 1} & known - repeatable)
     ]
     if errors:
         raise RequestValidationError(errors)
@@ -100,11 +101,33 @@ async def known_query(request: Request) -> None:
     check_query(request)
 
 
-def _dependant_query_names(dependant: Dependant) -> Iterator[str]:
+def _dependant_query_names(dependant: Dependant, lists: bool = False) -> Iterator[str]:
+    """The query parameters' names (`lists`: only those that take a list, given repeatedly)."""
     for param in dependant.query_params:
-        yield param.alias
+        if not lists or _takes_list(param.field_info.annotation):
+            yield param.alias
     for dependency in dependant.dependencies:
-        yield from _dependant_query_names(dependency)
+        yield from _dependant_query_names(dependency, lists)
+
+
+def _takes_list(annotation: object) -> bool:
+    if get_origin(annotation) is list:
+        return True
+    return any(get_origin(arg) is list for arg in get_args(annotation))
+
+
+_repeatable_by_route: dict[int, frozenset[str]] = {}
+
+
+def _repeatable_names(route: object) -> frozenset[str]:
+    if not isinstance(route, APIRoute):
+        return frozenset()
+    names = _repeatable_by_route.get(id(route))
+    if names is None:
+        names = _repeatable_by_route[id(route)] = frozenset(
+            _dependant_query_names(route.dependant, lists=True)
+        )
+    return names
 
 
 _query_names_by_route: dict[int, frozenset[str]] = {}  # routes live as long as their app

@@ -175,6 +175,7 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     descriptions = {
         400: "invalid request (problem types validation-error, invalid-key, empty-batch, ...)",
         404: "unknown topic, no such journal, or no such route",
+        410: "a feed cursor before the oldest offset Kafka still holds (position-gone)",
         413: "request body or encoded record too large",
         500: "quarantined journal, undecodable data, or an internal error",
         503: "Kafka or Cassandra unavailable; see Retry-After",

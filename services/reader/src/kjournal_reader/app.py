@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
-from kjournal.api.schemas import EventOut, JournalIdOut
+from kjournal.api.schemas import EventOut, FeedEntryOut, JournalIdOut
 from kjournal.cassandra.connection import CassandraConnection, LazyEventualReader
 from kjournal.journal import Journals
 from kjournal_service.app import environment_app, service_app
@@ -84,7 +84,7 @@ def create_app(settings: Settings) -> FastAPI:
         description=DESCRIPTION,
         lifespan=_lifespan,
         routers=(journals.router, topics.router, health.router),
-        openapi_models=(EventOut, JournalIdOut),
+        openapi_models=(EventOut, FeedEntryOut, JournalIdOut),
         auth=settings.auth,
     )
     app.state.stream_slots = StreamSlots(settings.http.max_concurrent_streams, app.state.metrics)

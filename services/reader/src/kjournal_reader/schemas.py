@@ -3,11 +3,12 @@ parameters those of kjournal_service.params."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Path, Query
 from kjournal.api.schemas import (
     EventOut,
+    FeedEntryOut,
     JournalIdOut,
     JournalStatusOut,
     PointerOut,
@@ -16,14 +17,20 @@ from kjournal.api.schemas import (
 from kjournal.model import SEQ_NR_MAX
 
 __all__ = [
+    "AfterQuery",
     "EventOut",
+    "FeedEntryOut",
+    "FeedFromQuery",
     "FromQuery",
+    "IdPrefixQuery",
     "JournalIdOut",
     "JournalStatusOut",
     "LimitQuery",
     "OffsetPath",
+    "PartitionsQuery",
     "PointerOut",
     "ReplicationOut",
+    "TagQuery",
     "ToQuery",
 ]
 
@@ -34,4 +41,43 @@ ToQuery = Annotated[int, Query(ge=1, le=SEQ_NR_MAX, description="last seqNr to r
 LimitQuery = Annotated[int | None, Query(ge=1, description="return at most this many events")]
 OffsetPath = Annotated[
     int, Path(ge=0, le=2**63 - 1, description="the Kafka offset of the journal's append")
+]
+
+AfterQuery = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        description="resume right after the entry whose `cursor` this is (passed back verbatim); "
+        "partitions it does not name start as `from` says",
+    ),
+]
+FeedFromQuery = Annotated[
+    Literal["start", "end"],
+    Query(
+        alias="from",
+        description="where partitions the cursor does not name start: the oldest offset Kafka "
+        "holds, or the end as of the request",
+    ),
+]
+PartitionsQuery = Annotated[
+    str | None,
+    Query(
+        pattern=r"^(0|[1-9][0-9]{0,9})(,(0|[1-9][0-9]{0,9}))*$",
+        description="read only these partitions, comma-separated (default: all)",
+    ),
+]
+TagQuery = Annotated[
+    list[str] | None,
+    Query(
+        description="only events with one of these tags (repeat the parameter for several); "
+        "control entries come whatever their tags"
+    ),
+]
+IdPrefixQuery = Annotated[
+    str | None,
+    Query(
+        alias="idPrefix",
+        min_length=1,
+        description="only journals whose id starts with this",
+    ),
 ]

@@ -39,6 +39,7 @@ __all__ = [
     "EventIn",
     "EventOut",
     "ExpiryOut",
+    "FeedEntryOut",
     "JournalIdOut",
     "JournalStatusOut",
     "MarkRequest",
@@ -323,6 +324,32 @@ class JournalIdOut(ResponseModel):
     """One line of a journal ids stream."""
 
     id: str
+
+
+class FeedEntryOut(ResponseModel):
+    """One line of a topic feed (docs/feed.md): an event of a journal (the members of EventOut,
+    with `id` and `index`, its place in its append), a control entry (`delete` with `to`,
+    `purge`, `quarantined` with `reason`: at `partition`/`offset`), or `end`, the last line of a
+    catch-up. `cursor`: pass it back as `after` to resume right after this line."""
+
+    type: Literal["event", "delete", "purge", "quarantined", "end"]
+    cursor: str
+    id: str | None = None
+    partition: int | None = None
+    offset: int | None = None
+    timestamp: Timestamp | None = None
+    index: int | None = None
+    seq_nr: int | None = None
+    tags: list[str] | None = None
+    payload_type: PayloadTypeName | None = None
+    payload: JsonValue = None
+    metadata: MetadataOut | None = None
+    expire_after: str | None = None
+    headers: dict[str, str] | None = None
+    origin: str | None = None
+    version: str | None = None
+    to: int | None = None
+    reason: str | None = None
 
 
 class PartitionReplicationOut(ResponseModel):

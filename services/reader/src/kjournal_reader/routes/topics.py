@@ -1,10 +1,12 @@
-"""Topic-wide views: the journals a topic holds (streamed) and its replication progress."""
+"""Topic-wide views: the journals a topic holds (streamed), its feed of every journal's events
+(docs/feed.md) and its replication progress."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.convert import replication_out
+from kjournal.feed import Cursor, FeedRequest, entry_to_json
 from kjournal.replication_status import record_lag
 from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import HttpDep, JournalsDep, MetricsDep, TopicDep
@@ -12,7 +14,14 @@ from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
 
 from kjournal_reader.deps import EventualDep, StreamSlotDep
-from kjournal_reader.schemas import ReplicationOut
+from kjournal_reader.schemas import (
+    AfterQuery,
+    FeedFromQuery,
+    IdPrefixQuery,
+    PartitionsQuery,
+    ReplicationOut,
+    TagQuery,
+)
 from kjournal_reader.streams import ndjson_response, ndjson_responses
 
 router = APIRouter(prefix="/v1/topics", tags=["topics"])
@@ -41,6 +50,50 @@ async def journals(
     await journals.topics.count(topic)  # UnknownTopic → 404, as for every other route
     ids = await prefetch(eventual.ids(topic))
     return ndjson_response(request, http, ids, lambda id_: {"id": id_})
+
+
+FEED_STREAM = {
+    **ndjson_responses(
+        "FeedEntryOut",
+        "one FeedEntryOut per line: each partition in offset order up to its end as of the "
+        'request, then {"type": "end", "cursor": ...}; a stream broken after it began ends with '
+        'a line {"problem": {...}} instead',
+    ),
+    **problem_responses(410),
+}
+
+
+@router.get(
+    "/{topic}/events",
+    response_class=StreamingResponse,
+    responses=FEED_STREAM,
+    summary="Stream every journal's events of the topic, with deletes and purges, from a cursor",
+)
+@requires(Scope.READ)
+async def feed(
+    request: Request,
+    topic: TopicDep,
+    journals: JournalsDep,
+    http: HttpDep,
+    slot: StreamSlotDep,  # held until the answer is streamed
+    after: AfterQuery = None,
+    from_: FeedFromQuery = "start",
+    partitions: PartitionsQuery = None,
+    tag: TagQuery = None,
+    id_prefix: IdPrefixQuery = None,
+) -> StreamingResponse:
+    wanted = FeedRequest(
+        topic,
+        after=None if after is None else Cursor.decode(after),
+        from_end=from_ == "end",
+        partitions=None if partitions is None else [int(p) for p in partitions.split(",")],
+        tags=frozenset(tag or ()),
+        id_prefix=id_prefix or "",
+    )
+    topic_feed = journals.feed()
+    plan = await topic_feed.plan(wanted)  # bad cursors, 410s: problems before the stream starts
+    entries = await prefetch(topic_feed.entries(plan))
+    return ndjson_response(request, http, entries, entry_to_json)
 
 
 @router.get(
