@@ -74,9 +74,13 @@ def start_service(
     *,
     ready_path: str = "/healthz",
     timeout_s: float = 60.0,
+    port: int | None = None,
 ) -> RunningService:
     """`python -m <module>` with `settings` (KJOURNAL_* variables) on a free loopback port (another
-    one if something took that port before the service bound it)."""
+    one if something took that port before the service bound it), or on `port` (a restart of a
+    service its clients know the address of)."""
+    if port is not None:
+        return _start_service(module, settings, log_dir, ready_path, timeout_s, port)
     for _ in range(BIND_ATTEMPTS - 1):
         try:
             return _start_service(module, settings, log_dir, ready_path, timeout_s)
@@ -93,9 +97,14 @@ class _PortTaken(AssertionError):
 
 
 def _start_service(
-    module: str, settings: dict[str, str], log_dir: Path, ready_path: str, timeout_s: float
+    module: str,
+    settings: dict[str, str],
+    log_dir: Path,
+    ready_path: str,
+    timeout_s: float,
+    port: int | None = None,
 ) -> RunningService:
-    port = free_port()
+    port = port or free_port()
     env = _clean_env()
     env.update(
         {
@@ -106,7 +115,7 @@ def _start_service(
     )
     env.update(settings)
     log_dir.mkdir(parents=True, exist_ok=True)
-    log_file = log_dir / f"{module}-{port}.log"
+    log_file = log_dir / f"{module}-{port}-{time.monotonic_ns()}.log"
     with log_file.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", module],

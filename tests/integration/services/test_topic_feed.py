@@ -99,17 +99,25 @@ def _history(
     assert c.append(http, w, topic, "other-1", body(1, 2, "other", ("green",))).status == 201
 
 
-def test_the_feed_agrees_with_journal_reads_and_resumes_after_every_line(
+@pytest.fixture
+def written(
     http: httpx.Client,
     client: Client,
     writer: RunningService,
-    reader: RunningService,
     topic: str,
     platform: Endpoints,
     services_keyspace: str,
-) -> None:
+) -> str:
+    """The topic with `_history` written to it."""
     with c.replication(platform, services_keyspace) as replication:
         _history(http, client, writer, topic, replication)
+    return topic
+
+
+def test_the_feed_agrees_with_journal_reads_and_resumes_after_every_line(
+    http: httpx.Client, reader: RunningService, written: str
+) -> None:
+    topic = written
     lines = feed(http, reader, topic)
     entries = lines[:-1]
 
@@ -142,16 +150,9 @@ def test_the_feed_agrees_with_journal_reads_and_resumes_after_every_line(
 
 
 def test_filters_by_tag_prefix_and_partition(
-    http: httpx.Client,
-    client: Client,
-    writer: RunningService,
-    reader: RunningService,
-    topic: str,
-    platform: Endpoints,
-    services_keyspace: str,
+    http: httpx.Client, reader: RunningService, written: str
 ) -> None:
-    with c.replication(platform, services_keyspace) as replication:
-        _history(http, client, writer, topic, replication)
+    topic = written
     everything = feed(http, reader, topic)[:-1]
 
     tagged = feed(http, reader, topic, tag=["red", "green"])[:-1]
@@ -235,3 +236,74 @@ def test_a_cursor_before_the_log_start_is_410_naming_the_earliest_position(
     # from the start, the feed now begins at the earliest offset Kafka holds
     rest = feed(http, reader, topic)
     assert [e["offset"] for e in rest[:-1]] == [2]
+
+
+class _Frames:
+    """Server-sent events of an open response, one (event, id, data) at a time."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._lines = response.iter_lines()
+
+    def next(self) -> tuple[str, str | None, Line]:
+        fields: dict[str, str] = {}
+        for line in self._lines:
+            if not line:
+                if fields:
+                    return fields["event"], fields.get("id"), json.loads(fields["data"])
+                continue
+            name, _, value = line.partition(": ")
+            fields[name] = value
+        raise AssertionError("the stream ended")
+
+    def until_events(self, count: int) -> list[tuple[str, str | None, Line]]:
+        frames: list[tuple[str, str | None, Line]] = []
+        while sum(1 for f in frames if f[0] == "event") < count:
+            frames.append(self.next())
+            assert frames[-1][0] != "problem", frames[-1]
+        return frames
+
+
+def _follow(
+    http: httpx.Client, reader: RunningService, topic: str, last_event_id: str | None = None
+) -> Any:
+    headers = {"accept": "text/event-stream"}
+    if last_event_id is not None:
+        headers["last-event-id"] = last_event_id
+    return http.stream("GET", _feed_url(reader, topic), params={"heartbeat": 0.5}, headers=headers)
+
+
+def test_a_live_tail_delivers_new_appends_beats_and_resumes_from_last_event_id(
+    http: httpx.Client, writer: RunningService, reader: RunningService, topic: str
+) -> None:
+    w = writer.url
+    assert c.append(http, w, topic, "live", body(1, 3, "before")).status == 201
+    with _follow(http, reader, topic) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        frames = _Frames(response)
+        event, id_, data = frames.next()
+        assert (event, data["type"], id_) == ("heartbeat", "heartbeat", data["cursor"])
+        seen = frames.until_events(3)
+        assert [d["seqNr"] for e, _, d in seen if e == "event"] == [1, 2, 3]
+        assert all(i == d["cursor"] for _, i, d in seen)
+        beat = frames.next()  # nothing new: a heartbeat at the position after seqNr 3
+        assert beat[0] == "heartbeat"
+        assert beat[1] == [d for e, _, d in seen if e == "event"][-1]["cursor"]
+
+        assert c.append(http, w, topic, "live", body(4, 5, "live")).status == 201
+        live = [d for e, _, d in frames.until_events(2) if e == "event"]
+        assert [(d["seqNr"], d["index"]) for d in live] == [(4, 0), (5, 1)]
+    # disconnected after seqNr 4 was processed (inside its append); seqNr 6 comes meanwhile
+    assert c.append(http, w, topic, "live", body(6, 6, "while away")).status == 201
+    with _follow(http, reader, topic, last_event_id=live[0]["cursor"]) as response:
+        frames = _Frames(response)
+        resumed = [d for e, _, d in frames.until_events(2) if e == "event"]
+        assert [d["seqNr"] for d in resumed] == [5, 6]
+        assert resumed[0] == live[1]
+
+
+def test_a_bad_last_event_id_is_400(http: httpx.Client, reader: RunningService, topic: str) -> None:
+    with _follow(http, reader, topic, last_event_id="not a cursor") as response:
+        response.read()
+        assert response.status_code == 400
+        assert response.json()["type"] == "urn:kjournal:problem:invalid-cursor"

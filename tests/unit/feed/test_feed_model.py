@@ -7,7 +7,7 @@ journal states the feed has to look up (in Cassandra, in the tail, from the log 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +20,7 @@ from kjournal.feed import (
     FeedEnd,
     FeedEntry,
     FeedEvent,
+    FeedHeartbeat,
     FeedRequest,
     Position,
     TopicFeed,
@@ -60,6 +61,24 @@ class _Source:
     async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
         return await self._log.offsets(topic, partitions)
 
+    async def follow(
+        self,
+        topic: str,
+        starts: Mapping[int, int],
+        accept: Callable[[bytes | None], bool],
+        wait_s: float,
+    ) -> AsyncIterator[list[ConsumedRecord]]:
+        """What the log holds past `starts`, then an empty batch whenever nothing new came."""
+        next_offsets = dict(starts)
+        while True:
+            batch: list[ConsumedRecord] = []
+            for partition, offset in next_offsets.items():
+                records = self._log.records[partition][offset:]
+                next_offsets[partition] = offset + len(records)
+                batch += [record for record in records if accept(record.key)]
+            yield batch
+            await asyncio.sleep(0)
+
     def records(
         self,
         topic: str,
@@ -92,7 +111,7 @@ def _project(entries: Sequence[FeedEntry], key: Key = KEY) -> list[tuple[int, ob
     applied in order."""
     events: dict[int, object] = {}
     for entry in entries:
-        if isinstance(entry, FeedEnd) or entry.id != key.id:
+        if isinstance(entry, FeedEnd | FeedHeartbeat) or entry.id != key.id:
             continue
         if isinstance(entry, FeedEvent):
             payload = entry.record.event.payload
@@ -201,3 +220,32 @@ def test_a_partition_the_topic_does_not_have_is_invalid_input():
     log = _log_with([a(1)])
     with pytest.raises(InvalidInput):
         _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, partitions=[0, 3]))
+
+
+def test_following_delivers_what_a_catch_up_does_then_heartbeats_then_new_records():
+    log = _log_with([a(1, 3), NOISE, d(2)])
+    store = InMemoryReplicatedStore()
+    caught_up = _feed(log, store, FeedRequest(TOPIC))
+    reader = JournalReader(InMemoryEventualReader(store), log, log)
+    feed = TopicFeed(_Source(log), reader)
+
+    async def run() -> tuple[list[FeedEntry], list[FeedEntry]]:
+        plan = await feed.plan(FeedRequest(TOPIC))
+        following = feed.follow(plan, heartbeat_s=0)
+        first = [await anext(following) for _ in range(len(caught_up) + 1)]
+        more_ops = _log_with([a(1, 3), NOISE, d(2), a(4, 5)]).records[0][3:]
+        for record in more_ops:
+            log.append(record.key or b"", record.value, record.headers, record.timestamp_ms or 0)
+        then: list[FeedEntry] = []
+        while len([e for e in then if isinstance(e, FeedEvent)]) < 2:
+            then.append(await anext(following))
+        await following.aclose()  # type: ignore[attr-defined]
+        return first, then
+
+    first, then = asyncio.run(run())
+    start = FeedHeartbeat(Cursor({0: Position(0)}))
+    # the heartbeat with the start cursor, the same entries, a heartbeat at the end's cursor
+    assert first == [start, *caught_up[:-1], FeedHeartbeat(caught_up[-1].cursor)]
+    events = [e for e in then if isinstance(e, FeedEvent)]
+    assert [(e.record.seq_nr, e.index) for e in events] == [(4, 0), (5, 1)]
+    assert events[-1].cursor == Cursor({0: Position(4)})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import Path, Query
+from fastapi import Header, Path, Query
 from kjournal.api.schemas import (
     EventOut,
     FeedEntryOut,
@@ -22,9 +22,11 @@ __all__ = [
     "FeedEntryOut",
     "FeedFromQuery",
     "FromQuery",
+    "HeartbeatQuery",
     "IdPrefixQuery",
     "JournalIdOut",
     "JournalStatusOut",
+    "LastEventIdHeader",
     "LimitQuery",
     "OffsetPath",
     "PartitionsQuery",
@@ -79,5 +81,21 @@ IdPrefixQuery = Annotated[
         alias="idPrefix",
         min_length=1,
         description="only journals whose id starts with this",
+    ),
+]
+HeartbeatQuery = Annotated[
+    float,
+    Query(
+        gt=0,
+        le=300,
+        description="text/event-stream only: seconds without an entry before a heartbeat event",
+    ),
+]
+LastEventIdHeader = Annotated[
+    str | None,
+    Header(
+        alias="Last-Event-ID",
+        description="text/event-stream only: the `id` of the last event received, as `after` "
+        "(an EventSource sends it when it reconnects; `after` wins if both are given)",
     ),
 ]

@@ -1,4 +1,5 @@
-"""Streamed answers: NDJSON lines, and a problem line if the stream breaks after it began."""
+"""Streamed answers: NDJSON lines, and a problem line if the stream breaks after it began; or
+server-sent events (`text/event-stream`), each sent as soon as it is ready."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from typing import Any, TypeVar
 from fastapi import Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.schemas import NDJSON_CONTENT_TYPE
-from kjournal_service.ndjson import Prefetched, ndjson_chunks
+from kjournal_service.ndjson import Prefetched, ndjson_chunks, ndjson_line
 from kjournal_service.problems import problem_responses, stream_problem
 from kjournal_service.settings import HttpSettings
 
 T = TypeVar("T")
+
+EVENT_STREAM_CONTENT_TYPE = "text/event-stream"
 
 
 def ndjson_responses(model: str, description: str) -> dict[int | str, dict[str, Any]]:
@@ -41,4 +44,36 @@ def ndjson_response(
     return StreamingResponse(
         ndjson_chunks(items, encode, http.stream_chunk_bytes, on_error, count_attribute),
         media_type=NDJSON_CONTENT_TYPE,
+    )
+
+
+def event_stream_response(
+    request: Request,
+    items: AsyncIterator[T] | Prefetched[T],
+    encode: Callable[[T], dict[str, Any]],
+) -> StreamingResponse:
+    """`items` as server-sent events: `event:` the encoded item's `type`, `id:` its `cursor`,
+    `data:` the item as one JSON line. A stream broken after it began ends with an event
+    `problem` whose data is the problem."""
+    path = request.url.path
+
+    async def frames() -> AsyncIterator[bytes]:
+        iterator = aiter(items)
+        try:
+            async for item in iterator:
+                value = encode(item)
+                head = f"event: {value['type']}\nid: {value['cursor']}\ndata: ".encode()
+                yield head + ndjson_line(value) + b"\n"
+        except Exception as exc:
+            problem = stream_problem(exc, "GET", path)
+            yield b"event: problem\ndata: " + ndjson_line(problem) + b"\n"
+        finally:
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    return StreamingResponse(
+        frames(),
+        media_type=EVENT_STREAM_CONTENT_TYPE,
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
     )

@@ -329,10 +329,11 @@ class JournalIdOut(ResponseModel):
 class FeedEntryOut(ResponseModel):
     """One line of a topic feed (docs/feed.md): an event of a journal (the members of EventOut,
     with `id` and `index`, its place in its append), a control entry (`delete` with `to`,
-    `purge`, `quarantined` with `reason`: at `partition`/`offset`), or `end`, the last line of a
-    catch-up. `cursor`: pass it back as `after` to resume right after this line."""
+    `purge`, `quarantined` with `reason`: at `partition`/`offset`), `end`, the last line of a
+    catch-up, or `heartbeat` (a live tail's, when nothing came for a while). `cursor`: pass it
+    back as `after` to resume right after this line."""
 
-    type: Literal["event", "delete", "purge", "quarantined", "end"]
+    type: Literal["event", "delete", "purge", "quarantined", "end", "heartbeat"]
     cursor: str
     id: str | None = None
     partition: int | None = None

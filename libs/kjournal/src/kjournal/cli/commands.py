@@ -15,6 +15,7 @@ from kjournal.cli.interrupt import stop_on_interrupt
 from kjournal.cli.render import (
     append_line,
     event_line,
+    feed_line,
     key_values,
     progress,
     status_lines,
@@ -39,6 +40,8 @@ from kjournal.model.durations import parse_duration
 
 # Between two polls of `tail`, and how many events the progress bar is advanced by at once.
 _PROGRESS_STEP = 200
+# How soon `follow` notices Ctrl-C when nothing comes (the reader's heartbeat interval).
+_FOLLOW_HEARTBEAT_S = 1.0
 
 
 def _key(args: argparse.Namespace) -> Key:
@@ -164,6 +167,31 @@ def tail(args: argparse.Namespace, client: Client) -> int:
                     sys.stderr.write(f"{key} was purged or deleted; following it from seqNr 1\n")
                     next_from = 1
             stopped.wait(args.interval)
+    return 0
+
+
+def follow(args: argparse.Namespace, client: Client) -> int:
+    """Follow the topic's feed until Ctrl-C, then print the cursor to resume from (exit 0)."""
+    out = sys.stdout
+    cursor = args.after
+    items = client.follow(
+        args.topic,
+        args.after,
+        from_end=args.from_end,
+        tags=args.tag or (),
+        id_prefix=args.id_prefix,
+        heartbeat_s=_FOLLOW_HEARTBEAT_S,
+    )
+    with stop_on_interrupt() as stopped, closing(items):
+        for item in items:
+            if item.type != "heartbeat":
+                out.write(feed_line(item, args.format) + "\n")
+                out.flush()
+            cursor = item.cursor
+            if stopped.is_set():
+                break
+    if cursor is not None:
+        sys.stderr.write(f"resume with: --after {cursor}\n")
     return 0
 
 

@@ -117,6 +117,26 @@ def build_parser() -> argparse.ArgumentParser:
     mark = _journal(sub, "mark", "write a mark (a barrier record)", commands.mark)
     mark.add_argument("--id", dest="mark_id", help="the mark's id (default: a random UUID)")
 
+    follow = sub.add_parser(
+        "follow",
+        help="print every journal's events of a topic, then new ones (Ctrl-C stops and prints "
+        "the cursor to resume from)",
+    )
+    follow.add_argument("topic")
+    follow.add_argument("--after", metavar="CURSOR", help="resume right after this cursor")
+    follow.add_argument(
+        "--from-end", action="store_true", help="without --after: only what comes from now on"
+    )
+    follow.add_argument("--tag", action="append", help="only events with this tag (repeatable)")
+    follow.add_argument("--id-prefix", help="only journals whose id starts with this")
+    follow.add_argument(
+        "--format",
+        choices=["lines", "ndjson"],
+        default="lines",
+        help="lines: journal id, then as `read` prints events; ndjson: the feed's lines",
+    )
+    follow.set_defaults(run=commands.follow)
+
     journals = sub.add_parser("journals", help="list the ids of a topic's replicated journals")
     journals.add_argument("topic")
     journals.set_defaults(run=commands.journals)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from rich.console import Console
 from rich.progress import (
@@ -21,6 +21,7 @@ from rich.progress import (
 from rich.text import Text
 
 from kjournal.api.convert import event_record_to_json, format_timestamp
+from kjournal.api.feed_items import FeedItem
 from kjournal.model import BinaryPayload, EventRecord, JsonPayload, TextPayload
 from kjournal.model.durations import format_duration
 from kjournal.model.results import AppendResult, JournalStatus
@@ -53,6 +54,24 @@ def event_line(record: EventRecord, fmt: str) -> str:
         f"{record.seq_nr:>8}  {format_timestamp(record.timestamp)}  {position:<10}  "
         f"{kind:<6}  {tags:<10}  {payload_text(record)}"
     )
+
+
+def feed_line(item: FeedItem, fmt: str) -> str:
+    """An item of a topic feed (not a heartbeat): an event as `event_line` prints it, after its
+    journal id; a control entry as its type, journal id and position."""
+    if fmt == "ndjson":
+        value: dict[str, Any] = {"type": item.type, "id": item.id}
+        if item.record is not None:
+            value.update(event_record_to_json(item.record), index=item.index)
+        else:
+            value.update(partition=item.partition, offset=item.offset)
+            value.update({k: v for k, v in (("to", item.to), ("reason", item.reason)) if v})
+        value["cursor"] = item.cursor
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if item.record is not None:
+        return f"{item.id}  {event_line(item.record, fmt)}"
+    detail = f"to {item.to}" if item.to is not None else item.reason or ""
+    return f"{item.id}  {item.type}  {item.partition}:{item.offset}  {detail}".rstrip()
 
 
 def status_lines(status: JournalStatus) -> list[tuple[str, str]]:

@@ -10,8 +10,10 @@ from typing import TypeVar
 
 import httpx
 
+from kjournal.api.feed_items import FeedItem
 from kjournal.api.schemas import ReadinessOut
 from kjournal.client._base import (
+    EVENT_STREAM_HEADERS,
     BaseClient,
     Call,
     MarkResult,
@@ -164,6 +166,46 @@ class AsyncClient(BaseClient):
                                 break
                         else:
                             return
+            except httpx.TransportError as exc:
+                cursor.unreachable(exc)
+            await asyncio.sleep(cursor.pause())
+
+    async def follow(
+        self,
+        topic: str,
+        after: str | None = None,
+        *,
+        from_end: bool = False,
+        tags: Sequence[str] = (),
+        id_prefix: str | None = None,
+        partitions: Sequence[int] | None = None,
+        heartbeat_s: float | None = None,
+    ) -> AsyncGenerator[FeedItem, None]:
+        """`Client.follow`, asynchronously; close it (contextlib.aclosing) when you stop."""
+        cursor = self._follow_cursor(
+            topic, after, from_end, tags, id_prefix, partitions, heartbeat_s
+        )
+        while True:
+            try:
+                async with self._http.stream(
+                    "GET",
+                    cursor.url,
+                    params=cursor.follow_params(),
+                    headers={**trace_context(), **EVENT_STREAM_HEADERS},
+                ) as response:
+                    if not response.is_success:
+                        await response.aread()
+                        cursor.rejected(response)
+                    else:
+                        async for line in response.aiter_lines():
+                            item = cursor.take_line(line)
+                            if item is not None:
+                                cursor.delivered(item)
+                                yield item
+                            elif cursor.failed:
+                                break
+                        else:
+                            cursor.unreachable(httpx.RemoteProtocolError("the stream ended"))
             except httpx.TransportError as exc:
                 cursor.unreachable(exc)
             await asyncio.sleep(cursor.pause())

@@ -30,6 +30,7 @@ from kjournal.api.convert import (
     journal_status_from_out,
     replication_from_out,
 )
+from kjournal.api.feed_items import FeedItem, feed_item_from_json
 from kjournal.api.keys import quote_segment
 from kjournal.api.problems import PROBLEM_CONTENT_TYPE, error_for_problem
 from kjournal.api.schemas import (
@@ -64,6 +65,7 @@ from kjournal.model.results import AppendResult, JournalStatus
 __all__ = [
     "BaseClient",
     "Call",
+    "FollowCursor",
     "MarkResult",
     "ReadCursor",
     "Retries",
@@ -380,6 +382,28 @@ class BaseClient:
     def _ids_url(self, topic: str) -> str:
         return self._reader(topic_path(topic, "/journals"))
 
+    def _follow_cursor(
+        self,
+        topic: str,
+        after: str | None,
+        from_end: bool,
+        tags: Sequence[str],
+        id_prefix: str | None,
+        partitions: Sequence[int] | None,
+        heartbeat_s: float | None,
+    ) -> FollowCursor:
+        params: dict[str, Any] = {"from": "end" if from_end else "start"}
+        if heartbeat_s is not None:
+            params["heartbeat"] = heartbeat_s
+        if tags:
+            params["tag"] = list(tags)
+        if id_prefix:
+            params["idPrefix"] = id_prefix
+        if partitions is not None:
+            params["partitions"] = ",".join(str(p) for p in partitions)
+        url = self._reader(topic_path(topic, "/events"))
+        return FollowCursor(url, params, after, self.retry)
+
     def _replication_call(self, topic: str) -> Call[TopicReplication]:
         return Call("GET", self._reader(topic_path(topic, "/replication")), _replication)
 
@@ -481,3 +505,51 @@ class ReadCursor:
         if not self._retryable or not allowed:
             raise self._error from self._cause
         return pause
+
+
+EVENT_STREAM_HEADERS = {"accept": "text/event-stream"}
+
+
+class FollowCursor(ReadCursor):
+    """One `follow` of a topic feed (docs/feed.md): the live tail as server-sent events, resumed
+    after the last entry received (its cursor) whenever it fails in a way worth retrying (the
+    reader restarting, Kafka or Cassandra unavailable); an entry resets the retry budget."""
+
+    def __init__(
+        self, url: str, params: dict[str, Any], after: str | None, retry: RetryPolicy
+    ) -> None:
+        super().__init__(url, 1, 1, None, retry)
+        self._params = params
+        self.cursor = after
+        self._fields: dict[str, str] = {}
+
+    def follow_params(self) -> dict[str, Any]:
+        """The query of the next attempt (which starts with no failure)."""
+        self.params()
+        self._fields = {}
+        return self._params if self.cursor is None else {**self._params, "after": self.cursor}
+
+    def take_line(self, line: str) -> FeedItem | None:
+        """Feed one line of the event stream; the entry it completes, if any. A `problem`
+        event ends the attempt as `failed`."""
+        if line:
+            name, _, value = line.partition(":")
+            self._fields[name] = value[1:] if value.startswith(" ") else value
+            return None
+        fields, self._fields = self._fields, {}
+        if "data" not in fields:
+            return None
+        value = _json_line(fields["data"])
+        if fields.get("event") == "problem":
+            problem = Problem.model_validate(value)
+            self._error = error_for_problem(problem)
+            self._retryable = problem.status in self._retry.statuses
+            return None
+        if isinstance(value, Problem) or not isinstance(value, dict):
+            raise FormatError(f"not a feed event: {fields['data'][:100]!r}")
+        return feed_item_from_json(value)
+
+    def delivered(self, item: FeedItem) -> None:
+        self._failures = 0
+        self._failing_since = None
+        self.cursor = item.cursor

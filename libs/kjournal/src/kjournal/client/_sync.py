@@ -9,8 +9,10 @@ from typing import TypeVar
 
 import httpx
 
+from kjournal.api.feed_items import FeedItem
 from kjournal.api.schemas import ReadinessOut
 from kjournal.client._base import (
+    EVENT_STREAM_HEADERS,
     BaseClient,
     Call,
     MarkResult,
@@ -161,6 +163,50 @@ class Client(BaseClient):
                                 break
                         else:
                             return
+            except httpx.TransportError as exc:
+                cursor.unreachable(exc)
+            time.sleep(cursor.pause())
+
+    def follow(
+        self,
+        topic: str,
+        after: str | None = None,
+        *,
+        from_end: bool = False,
+        tags: Sequence[str] = (),
+        id_prefix: str | None = None,
+        partitions: Sequence[int] | None = None,
+        heartbeat_s: float | None = None,
+    ) -> Generator[FeedItem, None, None]:
+        """Follow the topic's feed live from `after` (a cursor an item gave; None: from the
+        start, or the end with `from_end`), without end: every item, heartbeats included, has
+        the cursor to resume right after it. Reader restarts and other failures worth retrying
+        are resumed after the last item, within the retry policy (docs/feed.md). `heartbeat_s`:
+        how long the reader waits without an entry before it sends a heartbeat (default 15 s)."""
+        cursor = self._follow_cursor(
+            topic, after, from_end, tags, id_prefix, partitions, heartbeat_s
+        )
+        while True:
+            try:
+                with self._http.stream(
+                    "GET",
+                    cursor.url,
+                    params=cursor.follow_params(),
+                    headers={**trace_context(), **EVENT_STREAM_HEADERS},
+                ) as response:
+                    if not response.is_success:
+                        response.read()
+                        cursor.rejected(response)
+                    else:
+                        for line in response.iter_lines():
+                            item = cursor.take_line(line)
+                            if item is not None:
+                                cursor.delivered(item)
+                                yield item
+                            elif cursor.failed:
+                                break
+                        else:
+                            cursor.unreachable(httpx.RemoteProtocolError("the stream ended"))
             except httpx.TransportError as exc:
                 cursor.unreachable(exc)
             time.sleep(cursor.pause())

@@ -2,7 +2,15 @@
 agreeing with journal reads (docs/feed.md)."""
 
 from kjournal.feed.cursor import Cursor, Position
-from kjournal.feed.entries import Control, FeedControl, FeedEnd, FeedEntry, FeedEvent, entry_to_json
+from kjournal.feed.entries import (
+    Control,
+    FeedControl,
+    FeedEnd,
+    FeedEntry,
+    FeedEvent,
+    FeedHeartbeat,
+    entry_to_json,
+)
 from kjournal.feed.reading import FeedPlan, FeedRequest, TopicFeed
 from kjournal.feed.source import TopicSource
 
@@ -13,6 +21,7 @@ __all__ = [
     "FeedEnd",
     "FeedEntry",
     "FeedEvent",
+    "FeedHeartbeat",
     "FeedPlan",
     "FeedRequest",
     "Position",

@@ -4,7 +4,8 @@ Every entry carries the cursor to resume from right after it. Events are the eve
 the journal's append rule takes; control entries say what happened to a journal at a position:
 `delete` (events up to `to` are gone), `purge` (the journal is gone; its next append starts a new
 one), `quarantined` (a record that cannot be decoded, or one of its journal's records parked
-behind it). `end` closes a catch-up with the cursor of the end offsets it read to.
+behind it). `end` closes a catch-up with the cursor of the end offsets it read to; `heartbeat`
+tells a live follower, now and then, that nothing came, with the cursor it may resume from.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from kjournal.api.schemas import format_timestamp
 from kjournal.feed.cursor import Cursor
 from kjournal.model import EventRecord
 
-__all__ = ["Control", "FeedControl", "FeedEnd", "FeedEntry", "FeedEvent", "entry_to_json"]
+__all__ = [
+    "Control",
+    "FeedControl",
+    "FeedEnd",
+    "FeedEntry",
+    "FeedEvent",
+    "FeedHeartbeat",
+    "entry_to_json",
+]
 
 
 class Control(Enum):
@@ -53,7 +62,12 @@ class FeedEnd:
     cursor: Cursor
 
 
-FeedEntry: TypeAlias = FeedEvent | FeedControl | FeedEnd
+@dataclass(frozen=True, slots=True)
+class FeedHeartbeat:
+    cursor: Cursor
+
+
+FeedEntry: TypeAlias = FeedEvent | FeedControl | FeedEnd | FeedHeartbeat
 
 
 def entry_to_json(entry: FeedEntry) -> dict[str, Any]:
@@ -68,6 +82,8 @@ def entry_to_json(entry: FeedEntry) -> dict[str, Any]:
         }
     if isinstance(entry, FeedEnd):
         return {"type": "end", "cursor": entry.cursor.encode()}
+    if isinstance(entry, FeedHeartbeat):
+        return {"type": "heartbeat", "cursor": entry.cursor.encode()}
     line: dict[str, Any] = {
         "type": entry.kind.value,
         "id": entry.id,

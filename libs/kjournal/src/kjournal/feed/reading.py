@@ -1,9 +1,11 @@
 """Reading a topic as one feed: each selected partition in offset order, from a cursor or from
-its start or end, up to the end offsets as of the request (a catch-up).
+its start or end, up to the end offsets as of the request (a catch-up, `entries`) or for as
+long as the follower reads (a live tail, `follow`).
 
 `TopicFeed.plan` checks the request against the topic before anything is streamed (so bad
 cursors, partitions and positions past retention are problems, not broken streams); `entries`
-then reads the partitions one after another. Records of journals outside the id prefix are
+then reads the partitions one after another; `follow` reads them all at once, interleaved as
+their records arrive. Records of journals outside the id prefix are
 skipped by their key bytes; an append is judged (feed/judge.py) from its header, and only a taken
 one has its payload decoded (needed for its events, and for the tag filter: tags live in the
 payload). Memory: one partition's journal states at a time (feed/states.py), and the records of
@@ -12,12 +14,20 @@ one poll.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from kjournal.errors import FormatError, InvalidCursor, InvalidInput, PositionGone
 from kjournal.feed.cursor import Cursor, Position
-from kjournal.feed.entries import Control, FeedControl, FeedEnd, FeedEntry, FeedEvent
+from kjournal.feed.entries import (
+    Control,
+    FeedControl,
+    FeedEnd,
+    FeedEntry,
+    FeedEvent,
+    FeedHeartbeat,
+)
 from kjournal.feed.judge import Verdict, judge
 from kjournal.feed.source import TopicSource
 from kjournal.feed.states import DEFAULT_CAPACITY, JournalState, JournalStates, StateResolver
@@ -101,7 +111,28 @@ class TopicFeed:
             async for entry in self._partition(plan, partition, positions):
                 yield entry
             positions[partition] = Position(plan.ends[partition])
-        yield FeedEnd(Cursor(positions))
+        yield FeedEnd(Cursor(dict(positions)))
+
+    async def follow(self, plan: FeedPlan, heartbeat_s: float) -> AsyncIterator[FeedEntry]:
+        """The plan's entries from its starts on, all partitions at once, without end: first a
+        FeedHeartbeat with the start cursor, then one whenever `heartbeat_s` passed without an
+        entry."""
+        positions = dict(plan.starts)
+        yield FeedHeartbeat(Cursor(dict(positions)))
+        states = {partition: JournalStates(self._capacity) for partition in plan.starts}
+        starts = {partition: position.offset for partition, position in plan.starts.items()}
+        batches = self._source.follow(
+            plan.request.topic, starts, _accept(plan.request.id_prefix), heartbeat_s
+        )
+        quiet_since = time.monotonic()
+        async for batch in batches:
+            for raw in batch:
+                async for entry in self._next(plan, raw, states[raw.partition], positions):
+                    quiet_since = time.monotonic()
+                    yield entry
+            if time.monotonic() - quiet_since >= heartbeat_s:
+                quiet_since = time.monotonic()
+                yield FeedHeartbeat(Cursor(dict(positions)))
 
     async def _partition(
         self, plan: FeedPlan, partition: int, positions: dict[int, Position]
@@ -113,10 +144,36 @@ class TopicFeed:
             request.topic, partition, start.offset, plan.ends[partition], _accept(request.id_prefix)
         )
         async for raw in records:
-            skip = start.skip if raw.offset == start.offset else 0
-            for entry in await self._record(plan, partition, raw, skip, states, positions):
+            async for entry in self._next(plan, raw, states, positions):
                 yield entry
-            positions[partition] = Position(raw.offset + 1)
+
+    async def _next(
+        self,
+        plan: FeedPlan,
+        raw: ConsumedRecord,
+        states: JournalStates,
+        positions: dict[int, Position],
+    ) -> AsyncIterator[FeedEntry]:
+        """The entries of the next record of its partition; the partition's position after it."""
+        partition = raw.partition
+        expected = positions[partition].offset
+        if raw.offset > expected and not plan.request.id_prefix:
+            # Offsets past one the feed expected: Kafka may have dropped it (retention passed a
+            # slow follower, and the consumer moved to the log start). With an id prefix, other
+            # journals' records are skipped unseen: there a jump is the rule, and not checked.
+            await self._check_held(plan.request.topic, partition, expected)
+        start = plan.starts[partition]
+        skip = start.skip if raw.offset == start.offset else 0
+        for entry in await self._record(plan, partition, raw, skip, states, positions):
+            yield entry
+        positions[partition] = Position(raw.offset + 1)
+
+    async def _check_held(self, topic: str, partition: int, offset: int) -> None:
+        """PositionGone if Kafka no longer holds `offset` (offsets also skip for records the
+        feed never sees: transaction markers, records without a key)."""
+        beginning, _ = (await self._source.offsets(topic, [partition]))[partition]
+        if beginning > offset:
+            raise PositionGone(topic, partition, offset, beginning)
 
     async def _record(
         self,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Protocol
 
 from kjournal.wire.record import ConsumedRecord
@@ -26,4 +26,15 @@ class TopicSource(Protocol):
         accept: Callable[[bytes | None], bool],
     ) -> AsyncIterator[ConsumedRecord]:
         """The records at offsets [start, end) whose key `accept`s, in offset order, undecoded."""
+        ...
+
+    def follow(
+        self,
+        topic: str,
+        starts: Mapping[int, int],
+        accept: Callable[[bytes | None], bool],
+        wait_s: float,
+    ) -> AsyncIterator[list[ConsumedRecord]]:
+        """The partitions' records from `starts` on, without end, in batches (each partition's
+        in offset order); an empty batch when `wait_s` passed without any."""
         ...

@@ -7,7 +7,7 @@ With tracing on, the seek is a span (`consumer seek`) and each poll a CONSUMER s
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from opentelemetry.trace import SpanKind
@@ -122,6 +122,35 @@ class KafkaTailScanner:
             self._metrics.observe(KAFKA_SEEK_SECONDS.name, time.perf_counter() - seek_started)
             async for record in self._scan(consumer, tp, end, accept):
                 yield record
+
+    async def follow(
+        self,
+        topic: str,
+        starts: Mapping[int, int],
+        accept: Callable[[bytes | None], bool],
+        wait_s: float,
+    ) -> AsyncIterator[list[ConsumedRecord]]:
+        """The partitions' records from their `starts` on, for as long as the caller iterates:
+        each batch holds what one poll brought whose key `accept`s (each partition's in offset
+        order), an empty one when `wait_s` passed without any."""
+        tps = {partition: TopicPartition(topic, partition) for partition in starts}
+        async with self._pool.acquire() as consumer:
+            consumer.assign(list(tps.values()))
+            for partition, tp in tps.items():
+                consumer.seek(tp, starts[partition])
+            while True:
+                with kafka_errors(topic):
+                    batch = await consumer.getmany(
+                        *tps.values(),
+                        timeout_ms=int(wait_s * 1000),
+                        max_records=self._max_poll_records,
+                    )
+                yield [
+                    consumed_record(record)
+                    for records in batch.values()
+                    for record in records
+                    if accept(record.key)
+                ]
 
     @staticmethod
     def _poll_attributes(tp: TopicPartition) -> dict[str, str]:

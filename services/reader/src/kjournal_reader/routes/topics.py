@@ -17,12 +17,19 @@ from kjournal_reader.deps import EventualDep, StreamSlotDep
 from kjournal_reader.schemas import (
     AfterQuery,
     FeedFromQuery,
+    HeartbeatQuery,
     IdPrefixQuery,
+    LastEventIdHeader,
     PartitionsQuery,
     ReplicationOut,
     TagQuery,
 )
-from kjournal_reader.streams import ndjson_response, ndjson_responses
+from kjournal_reader.streams import (
+    EVENT_STREAM_CONTENT_TYPE,
+    event_stream_response,
+    ndjson_response,
+    ndjson_responses,
+)
 
 router = APIRouter(prefix="/v1/topics", tags=["topics"])
 
@@ -55,12 +62,15 @@ async def journals(
 FEED_STREAM = {
     **ndjson_responses(
         "FeedEntryOut",
-        "one FeedEntryOut per line: each partition in offset order up to its end as of the "
-        'request, then {"type": "end", "cursor": ...}; a stream broken after it began ends with '
-        'a line {"problem": {...}} instead',
+        "application/x-ndjson (a catch-up): one FeedEntryOut per line, each partition in offset "
+        'order up to its end as of the request, then {"type": "end", "cursor": ...}; a stream '
+        'broken after it began ends with a line {"problem": {...}} instead. '
+        "text/event-stream (Accept: text/event-stream; a live tail without end): events whose "
+        "`event` is the entry's type (or heartbeat), `id` its cursor and `data` the FeedEntryOut",
     ),
     **problem_responses(410),
 }
+FEED_STREAM[200]["content"][EVENT_STREAM_CONTENT_TYPE] = {"schema": {"type": "string"}}
 
 
 @router.get(
@@ -81,7 +91,12 @@ async def feed(
     partitions: PartitionsQuery = None,
     tag: TagQuery = None,
     id_prefix: IdPrefixQuery = None,
+    heartbeat: HeartbeatQuery = 15.0,
+    last_event_id: LastEventIdHeader = None,
 ) -> StreamingResponse:
+    live = EVENT_STREAM_CONTENT_TYPE in request.headers.get("accept", "")
+    if after is None and live:
+        after = last_event_id
     wanted = FeedRequest(
         topic,
         after=None if after is None else Cursor.decode(after),
@@ -92,6 +107,8 @@ async def feed(
     )
     topic_feed = journals.feed()
     plan = await topic_feed.plan(wanted)  # bad cursors, 410s: problems before the stream starts
+    if live:
+        return event_stream_response(request, topic_feed.follow(plan, heartbeat), entry_to_json)
     entries = await prefetch(topic_feed.entries(plan))
     return ndjson_response(request, http, entries, entry_to_json)
 
