@@ -160,3 +160,24 @@ def test_the_reader_refuses_other_topics_and_scopes(
     _check_problem(response, 403, "lacks the scope journal:admin")
     for path in ("/healthz", "/readyz", "/metrics"):
         assert httpx.get(secured_reader.url + path, timeout=30).status_code == 200
+
+
+def test_the_topic_feed_needs_journal_read_and_the_topic(
+    secured_reader: RunningService, issuer: DevIssuer, topic: str
+):
+    url = f"{secured_reader.url}/v1/topics/{topic}/events"
+    _check_problem(httpx.get(url, timeout=30), 401, "a bearer token is required")
+    for token, detail in [
+        (
+            issuer.mint(["journal:read"], topics=["journal_other"]),
+            f"does not grant topic '{topic}'",
+        ),
+        (issuer.mint(["journal:append"], topics=[topic]), "lacks the scope journal:read"),
+    ]:
+        for accept in ("application/x-ndjson", "text/event-stream"):
+            headers = {"authorization": f"Bearer {token}", "accept": accept}
+            _check_problem(httpx.get(url, headers=headers, timeout=30), 403, detail)
+    token = issuer.mint(["journal:read"], topics=[topic])
+    response = httpx.get(url, headers={"authorization": f"Bearer {token}"}, timeout=30)
+    assert response.status_code == 200, response.text
+    assert json.loads(response.text.splitlines()[-1])["type"] == "end"

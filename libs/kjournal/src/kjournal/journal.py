@@ -213,12 +213,12 @@ class Journals:
             topic, await self.topics.count(topic), self._scanner, self._eventual
         )
 
-    def feed(self, states_per_partition: int = DEFAULT_CAPACITY) -> TopicFeed:
-        """A topic feed over these journals' reads (docs/feed.md): at most `states_per_partition`
-        journal states kept per partition read."""
+    def feed(self, states: int = DEFAULT_CAPACITY) -> TopicFeed:
+        """A topic feed over these journals' reads (docs/feed.md), keeping at most `states`
+        journal states per subscriber."""
         if self._scanner is None:
             raise ReadsNotConfigured("the topic feed needs an eventual reader (Cassandra)")
-        return TopicFeed(self._scanner, self.reader, states_per_partition)
+        return TopicFeed(self._scanner, self.reader, states)
 
 
 def _check_condition(expect: int | None, appended: Events) -> None:

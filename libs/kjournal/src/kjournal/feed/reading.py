@@ -8,8 +8,8 @@ then reads the partitions one after another; `follow` reads them all at once, in
 their records arrive. Records of journals outside the id prefix are
 skipped by their key bytes; an append is judged (feed/judge.py) from its header, and only a taken
 one has its payload decoded (needed for its events, and for the tag filter: tags live in the
-payload). Memory: one partition's journal states at a time (feed/states.py), and the records of
-one poll.
+payload). Memory: at most `states` journal states (feed/states.py): one partition's at a time
+in a catch-up, a share of them per partition in a live tail; and the records of one poll.
 """
 
 from __future__ import annotations
@@ -66,11 +66,11 @@ class TopicFeed:
         self,
         source: TopicSource,
         reader: JournalReader,
-        states_per_partition: int = DEFAULT_CAPACITY,
+        states: int = DEFAULT_CAPACITY,
     ) -> None:
         self._source = source
         self._resolver = StateResolver(reader)
-        self._capacity = states_per_partition
+        self._capacity = states
 
     async def plan(self, request: FeedRequest) -> FeedPlan:
         """Where each selected partition starts and ends. UnknownTopic, InvalidInput (a partition
@@ -119,7 +119,9 @@ class TopicFeed:
         entry."""
         positions = dict(plan.starts)
         yield FeedHeartbeat(Cursor(dict(positions)))
-        states = {partition: JournalStates(self._capacity) for partition in plan.starts}
+        # All partitions at once share the subscriber's budget of states.
+        capacity = max(1, self._capacity // max(1, len(plan.starts)))
+        states = {partition: JournalStates(capacity) for partition in plan.starts}
         starts = {partition: position.offset for partition, position in plan.starts.items()}
         batches = self._source.follow(
             plan.request.topic, starts, _accept(plan.request.id_prefix), heartbeat_s

@@ -2,7 +2,8 @@
 
 The feed judges each append with the journal's append rule (fold/append_rule.py), so it needs
 the journal's state (HeadInfo) as of the record. States of journals met since the feed started a
-partition are folded as the records pass; the LRU keeps at most `capacity` of them per partition.
+partition are folded as the records pass; an LRU per partition keeps at most `capacity` of them
+(the subscriber's budget, shared between the partitions a live tail reads at once).
 A journal not in it is resolved from what journal reads use (read.py):
 
 * not met since the partition's start position S and nothing was ever evicted: its state at S;
@@ -17,7 +18,7 @@ from nothing instead: exact while Kafka still holds J's history since it was cre
 purged, which retention may have removed (docs/feed.md).
 
 Each lookup costs a Cassandra head read and a Kafka scan of the partition from pointer2 (or the
-log start) up to P, comparing keys only; a state takes about 200 bytes.
+log start) up to P, comparing keys only; a state takes a few hundred bytes with its id.
 """
 
 from __future__ import annotations
