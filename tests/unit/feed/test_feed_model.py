@@ -73,6 +73,8 @@ class _Source:
         while True:
             batch: list[ConsumedRecord] = []
             for partition, offset in next_offsets.items():
+                # as a consumer reset to the log start when retention passed its position
+                offset = max(offset, self._log.beginning[partition])
                 records = self._log.records[partition][offset:]
                 next_offsets[partition] = offset + len(records)
                 batch += [record for record in records if accept(record.key)]
@@ -249,3 +251,50 @@ def test_following_delivers_what_a_catch_up_does_then_heartbeats_then_new_record
     events = [e for e in then if isinstance(e, FeedEvent)]
     assert [(e.record.seq_nr, e.index) for e in events] == [(4, 0), (5, 1)]
     assert events[-1].cursor == Cursor({0: Position(4)})
+
+
+def test_a_follower_that_retention_passed_is_told_so():
+    log = _log_with([a(1), a(2)])
+    feed = TopicFeed(
+        _Source(log), JournalReader(InMemoryEventualReader(InMemoryReplicatedStore()), log, log)
+    )
+
+    async def run() -> None:
+        plan = await feed.plan(FeedRequest(TOPIC))
+        following = feed.follow(plan, heartbeat_s=0)
+        while not isinstance(await anext(following), FeedEvent):
+            pass  # the first event, seqNr 1; the follower is slow from here on
+        for record in _log_with([a(1), a(2), a(3), a(4)]).records[0][2:]:
+            log.append(record.key or b"", record.value, record.headers, record.timestamp_ms or 0)
+        log.beginning[0] = 3  # retention removed offset 2 (seqNr 3) before the follower read it
+
+        async def drain() -> None:
+            while True:
+                await anext(following)
+
+        with pytest.raises(PositionGone) as gone:
+            await drain()
+        assert (gone.value.offset, gone.value.earliest) == (2, 3)
+
+    asyncio.run(run())
+
+
+def test_an_undecodable_record_is_a_quarantined_entry_and_parks_its_journal():
+    log = _log_with([a(1)])
+    log.append(KEY.id.encode(), None, [("journal.action", b"{not json")], 1_700_000_000_000)
+    for record in _log_with([a(1), a(2), NOISE]).records[0][1:]:
+        log.append(record.key or b"", record.value, record.headers, record.timestamp_ms or 0)
+    entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC))
+    seen = [
+        (e.id, e.record.seq_nr) if isinstance(e, FeedEvent) else (e.id, e.kind, e.offset)
+        for e in entries
+        if isinstance(e, FeedEvent | FeedControl)
+    ]
+    assert seen[:3] == [
+        (KEY.id, 1),
+        (KEY.id, Control.QUARANTINED, 1),
+        (KEY.id, Control.QUARANTINED, 2),  # seqNr 2, parked behind it
+    ]
+    assert [s for s in seen[3:] if s[0] == OTHER.id] == [(OTHER.id, n) for n in (1, 2, 3)]
+    parked = next(e for e in entries if isinstance(e, FeedControl) and e.offset == 2)
+    assert parked.reason == "parked behind the quarantined record at offset 1"
