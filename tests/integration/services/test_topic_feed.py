@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from aiokafka import TopicPartition
+from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
 from kjournal.api import quote_segment
 from kjournal.client import Client
@@ -307,3 +307,38 @@ def test_a_bad_last_event_id_is_400(http: httpx.Client, reader: RunningService, 
         response.read()
         assert response.status_code == 400
         assert response.json()["type"] == "urn:kjournal:problem:invalid-cursor"
+
+
+async def _produce_poison(bootstrap: str, topic: str, id_: str) -> None:
+    """A record of journal `id_` whose `journal.action` header is not JSON."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        await producer.send_and_wait(
+            topic, key=id_.encode(), value=None, headers=[("journal.action", b"{not json")]
+        )
+    finally:
+        await producer.stop()
+
+
+def test_an_undecodable_record_is_a_quarantined_entry_and_the_feed_goes_on(
+    http: httpx.Client,
+    writer: RunningService,
+    reader: RunningService,
+    topic: str,
+    platform: Endpoints,
+) -> None:
+    assert c.append(http, writer.url, topic, "poisoned", body(1, 2, "before")).status == 201
+    asyncio.run(_produce_poison(platform.kafka_bootstrap, topic, "poisoned"))
+    assert c.append(http, writer.url, topic, "healthy", body(1, 1, "after")).status == 201
+
+    entries = feed(http, reader, topic)[:-1]
+    poisoned = [e for e in entries if e["id"] == "poisoned"]
+    assert [(e["type"], e.get("seqNr")) for e in poisoned] == [
+        ("event", 1),
+        ("event", 2),
+        ("quarantined", None),
+    ]
+    assert "journal.action" in poisoned[-1]["reason"]
+    assert poisoned[-1]["offset"] == poisoned[0]["offset"] + 1
+    assert ("healthy", 1) in [(e["id"], e.get("seqNr")) for e in entries]
