@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,8 @@ import httpx
 import pytest
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 from kjournal.api import quote_segment
 from kjournal.client import Client
 from kjournal.feed import Cursor
@@ -342,3 +345,68 @@ def test_an_undecodable_record_is_a_quarantined_entry_and_the_feed_goes_on(
     assert "journal.action" in poisoned[-1]["reason"]
     assert poisoned[-1]["offset"] == poisoned[0]["offset"] + 1
     assert ("healthy", 1) in [(e["id"], e.get("seqNr")) for e in entries]
+
+
+RANDOM_JOURNALS = ("r0", "r1", "r2")
+OPS = ("next", "next", "overlap", "resend", "stale", "delete", "purge", "replicate")
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    phases=[Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(RANDOM_JOURNALS), st.sampled_from(OPS), st.integers(1, 3)),
+        min_size=4,
+        max_size=14,
+    ),
+    cut=st.floats(0, 1),
+)
+def test_for_random_histories_the_feed_agrees_with_journal_reads(
+    http: httpx.Client,
+    client: Client,
+    writer: RunningService,
+    reader: RunningService,
+    topic: str,
+    platform: Endpoints,
+    services_keyspace: str,
+    ops: list[tuple[str, str, int]],
+    cut: float,
+) -> None:
+    """Appends (next, overlapping with other content, resent, with a stale condition), deletes,
+    purges and replication at random points, on journals of their own (an id prefix per
+    example): each journal's projection from the feed is its read, and the feed resumed after a
+    random line is the rest of it."""
+    prefix = f"{uuid.uuid4().hex[:8]}-"
+    last_sent: dict[str, list[dict[str, Any]]] = {}
+    with c.replication(platform, services_keyspace) as replication:
+        for name, op, n in ops:
+            id_ = prefix + name
+            seq_nr = c.pointer(http, reader.url, topic, id_)
+            if op == "next":
+                sent = body(seq_nr + 1, seq_nr + n, op)
+                c.append(http, writer.url, topic, id_, sent)
+                last_sent[id_] = sent
+            elif op == "overlap":
+                c.append(http, writer.url, topic, id_, body(max(1, seq_nr - 1), seq_nr + n, op))
+            elif op == "resend" and id_ in last_sent:
+                c.append(http, writer.url, topic, id_, last_sent[id_])
+            elif op == "stale" and seq_nr > 1:
+                c.append(http, writer.url, topic, id_, body(seq_nr, seq_nr, op), seq_nr - 1)
+            elif op == "delete" and seq_nr:
+                client.delete(Key(topic, id_), max(1, seq_nr - n + 1))
+            elif op == "purge" and seq_nr:
+                client.purge(Key(topic, id_))
+            elif op == "replicate":
+                replication.run(topic)
+    lines = feed(http, reader, topic, idPrefix=prefix)
+    for name in RANDOM_JOURNALS:
+        id_ = prefix + name
+        assert project(lines, id_) == c.events(http, reader.url, topic, id_), id_
+    if len(lines) > 1:
+        index = int(cut * (len(lines) - 2))  # any line but the end
+        resumed = feed(http, reader, topic, idPrefix=prefix, after=lines[index]["cursor"])
+        assert resumed == lines[index + 1 :]
