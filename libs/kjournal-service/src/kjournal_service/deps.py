@@ -87,7 +87,7 @@ def check_query(request: Request) -> None:
         {"type": "value_error", "loc": ("query", name), "msg": "not a parameter of this route"}
         for name in sorted(set(names) - known)
     ]
-    repeatable = _repeatable_names(request.scope.get("route"))
+    repeatable = _query_names(request.scope.get("route"), lists=True)
     errors += [
         {"type": "value_error", "loc": ("query", name), "msg": "given more than once"}
         for name in sorted({name for name in names if names.count(name) > 1} & known - repeatable)
@@ -116,30 +116,17 @@ def _takes_list(annotation: object) -> bool:
     return any(get_origin(arg) is list for arg in get_args(annotation))
 
 
-_repeatable_by_route: dict[int, frozenset[str]] = {}
+_query_names_by_route: dict[tuple[int, bool], frozenset[str]] = {}  # routes live as their app
 
 
-def _repeatable_names(route: object) -> frozenset[str]:
+def _query_names(route: object, lists: bool = False) -> frozenset[str]:
+    """The route's query parameters (`lists`: those that may repeat)."""
     if not isinstance(route, APIRoute):
         return frozenset()
-    names = _repeatable_by_route.get(id(route))
+    names = _query_names_by_route.get((id(route), lists))
     if names is None:
-        names = _repeatable_by_route[id(route)] = frozenset(
-            _dependant_query_names(route.dependant, lists=True)
-        )
-    return names
-
-
-_query_names_by_route: dict[int, frozenset[str]] = {}  # routes live as long as their app
-
-
-def _query_names(route: object) -> frozenset[str]:
-    if not isinstance(route, APIRoute):
-        return frozenset()
-    names = _query_names_by_route.get(id(route))
-    if names is None:
-        names = _query_names_by_route[id(route)] = frozenset(
-            _dependant_query_names(route.dependant)
+        names = _query_names_by_route[(id(route), lists)] = frozenset(
+            _dependant_query_names(route.dependant, lists)
         )
     return names
 
