@@ -13,8 +13,9 @@ from aiokafka.errors import (
     KafkaError,
     NodeNotReadyError,
     TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
 )
-from kjournal.errors import KafkaUnavailable, OutcomeUnknown
+from kjournal.errors import KafkaUnavailable, OutcomeUnknown, UnknownTopic
 from kjournal.kafka.producer import ActionProducer, producer_options
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.wire.record import ProducerRecordParts
@@ -76,3 +77,52 @@ def test_requests_take_at_most_half_the_delivery_timeout(
     assert options["request_timeout_ms"] == expected
     assert options["enable_idempotence"] is False  # aiokafka retries idempotent batches forever
     assert options["acks"] == "all"
+
+
+class _MetadataTimeout:
+    """Stands in for AIOKafkaProducer whose metadata wait ran out of time: aiokafka then says
+    UnknownTopicOrPartitionError, whether or not the topic exists."""
+
+    async def send(self, topic: str, **_: Any) -> asyncio.Future[object]:
+        raise UnknownTopicOrPartitionError()
+
+
+class _Topics:
+    def __init__(self, exists: bool) -> None:
+        self.exists = exists
+        self.refreshed = False
+
+    async def count(self, topic: str, refresh: bool = False) -> int:
+        self.refreshed = refresh
+        if not self.exists:
+            raise UnknownTopic(topic)
+        return 1
+
+
+@pytest.mark.parametrize("exists", [True, False], ids=["topic-exists", "topic-gone"])
+def test_a_metadata_wait_that_ran_out_is_unknown_topic_only_if_the_topic_is_gone(
+    exists: bool,
+) -> None:
+    async def run() -> BaseException:
+        producer = ActionProducer.__new__(ActionProducer)
+        producer._settings = KafkaSettings()
+        producer._producer = _MetadataTimeout()
+        topics = _Topics(exists)
+        producer._topics = topics  # type: ignore[assignment]
+
+        async def partition(topic: str, key: bytes) -> int:
+            return 0
+
+        producer.partition = partition  # type: ignore[method-assign]
+        try:
+            await producer.send(RECORD)
+        except Exception as exc:
+            assert topics.refreshed
+            return exc
+        raise AssertionError("the send succeeded")
+
+    raised = asyncio.run(run())
+    if exists:
+        assert type(raised) is KafkaUnavailable  # nothing handed over: not outcome-unknown
+    else:
+        assert isinstance(raised, UnknownTopic)
