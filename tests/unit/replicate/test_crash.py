@@ -26,7 +26,7 @@ from kjournal.testing.records import (
 )
 from kjournal.wire.record import ConsumedRecord
 
-from tests.unit.test_replicate_model import Crash, CrashingStore
+from tests.unit.replicate.test_model import Crash, CrashingStore
 
 LONG = [append_record(0, range(1, 11)), append_record(1, range(11, 21))]
 
