@@ -35,11 +35,15 @@ class _FailingDelivery:
         return delivery
 
 
-def _send_failing_with(error: KafkaError) -> BaseException:
+def _send_failing(client: object, topics: object = None) -> BaseException:
+    """What ActionProducer.send raises over a stand-in for AIOKafkaProducer (and for its
+    partition counts)."""
+
     async def run() -> BaseException:
         producer = ActionProducer.__new__(ActionProducer)  # no real client to leave unclosed
         producer._settings = KafkaSettings()
-        producer._producer = _FailingDelivery(error)
+        producer._producer = client
+        producer._topics = topics  # type: ignore[assignment]
 
         async def partition(topic: str, key: bytes) -> int:
             return 0
@@ -52,6 +56,10 @@ def _send_failing_with(error: KafkaError) -> BaseException:
         raise AssertionError("the send succeeded")
 
     return asyncio.run(run())
+
+
+def _send_failing_with(error: KafkaError) -> BaseException:
+    return _send_failing(_FailingDelivery(error))
 
 
 @pytest.mark.parametrize("error", [KafkaConnectionError(), NodeNotReadyError()])
@@ -103,25 +111,9 @@ class _Topics:
 def test_a_metadata_wait_that_ran_out_is_unknown_topic_only_if_the_topic_is_gone(
     exists: bool,
 ) -> None:
-    async def run() -> BaseException:
-        producer = ActionProducer.__new__(ActionProducer)
-        producer._settings = KafkaSettings()
-        producer._producer = _MetadataTimeout()
-        topics = _Topics(exists)
-        producer._topics = topics  # type: ignore[assignment]
-
-        async def partition(topic: str, key: bytes) -> int:
-            return 0
-
-        producer.partition = partition  # type: ignore[method-assign]
-        try:
-            await producer.send(RECORD)
-        except Exception as exc:
-            assert topics.refreshed
-            return exc
-        raise AssertionError("the send succeeded")
-
-    raised = asyncio.run(run())
+    topics = _Topics(exists)
+    raised = _send_failing(_MetadataTimeout(), topics)
+    assert topics.refreshed
     if exists:
         assert type(raised) is KafkaUnavailable  # nothing handed over: not outcome-unknown
     else:
