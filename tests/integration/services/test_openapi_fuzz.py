@@ -25,7 +25,9 @@ from kjournal_service.auth.openapi import SCHEME
 from tests.integration.services.support import RunningService
 from tests.support.reports import add_session_report
 
-pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
+# A run takes 20 s to 2 min on a quiet box (the secured reader's is the longest), and more than
+# twice that on a busy one: the limit is the subprocess's own.
+pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(960)]
 
 FUZZ = Path(__file__).parent / "fuzz"
 REPOSITORY = Path(__file__).parents[3]
