@@ -11,14 +11,13 @@ from kjournal.model import Event, EventRecord, Key, PartitionOffset, SeqNr
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.ports import EventualReader, ReplicatedStore
-
-from tests.contracts.eventual_store import (
+from kjournal.testing.eventual_store import (
     EventualStoreContract,
     StoredHead,
     StoredPointer,
     StoredRow,
 )
-from tests.unit.fold.builders import T0
+from kjournal.testing.records import T0
 
 
 class InMemoryBackend:

@@ -1,5 +1,5 @@
 """The replicator's Cassandra store and the eventual reader, on the real node: the eventual store's
-contract (tests/contracts/eventual_store.py) checked with hand-written CQL, then what only
+contract (kjournal/testing/eventual_store.py) checked with hand-written CQL, then what only
 Cassandra has (the old bucket layout, CQL batches, bounded requests, the driver's thread)."""
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.ports import EventualReader, ReplicatedStore
 from kjournal.replicate import ReplicationResult, replicate_partition
-from kjournal.wire.record import ConsumedRecord
-
-from tests.contracts.eventual_store import (
+from kjournal.testing.eventual_store import (
     EventualStoreContract,
     StoredHead,
     StoredPointer,
@@ -34,8 +32,7 @@ from tests.contracts.eventual_store import (
     stored_seq_nrs,
     the_head,
 )
-from tests.integration.replication.conftest import StoreFactory
-from tests.unit.fold.builders import (
+from kjournal.testing.records import (
     KEY,
     T0,
     TOPIC,
@@ -45,6 +42,9 @@ from tests.unit.fold.builders import (
     delete_record,
     purge_record,
 )
+from kjournal.wire.record import ConsumedRecord
+
+from tests.integration.replication.conftest import StoreFactory
 
 pytestmark = pytest.mark.cassandra
 

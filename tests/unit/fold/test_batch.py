@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 from kjournal.fold.batch import Batch, fold_batches
 from kjournal.model import ActionRecord
-
-from tests.unit.fold.builders import append, appends, delete, deletes, mark, purge, purges
+from kjournal.testing.records import append, appends, delete, deletes, mark, purge, purges
 
 CASES: list[tuple[str, list[ActionRecord], list[Batch]]] = [
     ("mark", [mark(0)], []),

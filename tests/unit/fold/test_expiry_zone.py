@@ -14,8 +14,7 @@ from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import ExpireAfter
 from kjournal.model.head import Expiry
 from kjournal.replicate import replicate_partition
-
-from tests.unit.fold.builders import KEY, TOPIC, append_record
+from kjournal.testing.records import KEY, TOPIC, append_record
 
 HOUR = ExpireAfter.of(1, "hour")
 DAY = ExpireAfter.of(1, "day")

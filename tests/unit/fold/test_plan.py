@@ -27,8 +27,7 @@ from kjournal.fold.plan import (
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import Event, EventRecord, ExpireAfter, PartitionOffset, SeqNr, SeqRange
 from kjournal.model.head import Expiry, JournalHead
-
-from tests.unit.fold.builders import KEY, T0, at, timestamp_of
+from kjournal.testing.records import KEY, T0, at, timestamp_of
 
 T1 = T0 + timedelta(minutes=1)
 RECORD_ID = uuid.UUID("13131313-1313-4313-9313-131313131313")

@@ -13,8 +13,9 @@ from aiokafka.errors import (
     KafkaError,
     NodeNotReadyError,
     TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
 )
-from kjournal.errors import KafkaUnavailable, OutcomeUnknown
+from kjournal.errors import KafkaUnavailable, OutcomeUnknown, UnknownTopic
 from kjournal.kafka.producer import ActionProducer, producer_options
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.wire.record import ProducerRecordParts
@@ -34,11 +35,15 @@ class _FailingDelivery:
         return delivery
 
 
-def _send_failing_with(error: KafkaError) -> BaseException:
+def _send_failing(client: object, topics: object = None) -> BaseException:
+    """What ActionProducer.send raises over a stand-in for AIOKafkaProducer (and for its
+    partition counts)."""
+
     async def run() -> BaseException:
         producer = ActionProducer.__new__(ActionProducer)  # no real client to leave unclosed
         producer._settings = KafkaSettings()
-        producer._producer = _FailingDelivery(error)
+        producer._producer = client
+        producer._topics = topics  # type: ignore[assignment]
 
         async def partition(topic: str, key: bytes) -> int:
             return 0
@@ -51,6 +56,10 @@ def _send_failing_with(error: KafkaError) -> BaseException:
         raise AssertionError("the send succeeded")
 
     return asyncio.run(run())
+
+
+def _send_failing_with(error: KafkaError) -> BaseException:
+    return _send_failing(_FailingDelivery(error))
 
 
 @pytest.mark.parametrize("error", [KafkaConnectionError(), NodeNotReadyError()])
@@ -76,3 +85,36 @@ def test_requests_take_at_most_half_the_delivery_timeout(
     assert options["request_timeout_ms"] == expected
     assert options["enable_idempotence"] is False  # aiokafka retries idempotent batches forever
     assert options["acks"] == "all"
+
+
+class _MetadataTimeout:
+    """Stands in for AIOKafkaProducer whose metadata wait ran out of time: aiokafka then says
+    UnknownTopicOrPartitionError, whether or not the topic exists."""
+
+    async def send(self, topic: str, **_: Any) -> asyncio.Future[object]:
+        raise UnknownTopicOrPartitionError()
+
+
+class _Topics:
+    def __init__(self, exists: bool) -> None:
+        self.exists = exists
+        self.refreshed = False
+
+    async def count(self, topic: str, refresh: bool = False) -> int:
+        self.refreshed = refresh
+        if not self.exists:
+            raise UnknownTopic(topic)
+        return 1
+
+
+@pytest.mark.parametrize("exists", [True, False], ids=["topic-exists", "topic-gone"])
+def test_a_metadata_wait_that_ran_out_is_unknown_topic_only_if_the_topic_is_gone(
+    exists: bool,
+) -> None:
+    topics = _Topics(exists)
+    raised = _send_failing(_MetadataTimeout(), topics)
+    assert topics.refreshed
+    if exists:
+        assert type(raised) is KafkaUnavailable  # nothing handed over: not outcome-unknown
+    else:
+        assert isinstance(raised, UnknownTopic)

@@ -6,9 +6,8 @@ import pytest
 from aiokafka.structs import ConsumerRecord
 from kjournal.kafka.records import consumed_record
 from kjournal.model import ActionRecord
+from kjournal.testing.records import append, consumed, delete, mark
 from kjournal.wire.record import decode_action_record, encode_action
-
-from tests.unit.fold.builders import append, consumed, delete, mark
 
 
 @pytest.mark.parametrize(

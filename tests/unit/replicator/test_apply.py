@@ -12,11 +12,10 @@ from kjournal.errors import CassandraUnavailable, SliceTimeout
 from kjournal.fold.plan import Step
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import Key
+from kjournal.testing.records import TOPIC, append_record, mark_record
 from kjournal.wire.record import ConsumedRecord
 from kjournal_replicator.apply import apply_records, to_record
 from kjournal_replicator.settings import ApplySettings
-
-from tests.unit.fold.builders import TOPIC, append_record, mark_record
 
 KEY1 = Key(TOPIC, "id1")
 KEY2 = Key(TOPIC, "id2")

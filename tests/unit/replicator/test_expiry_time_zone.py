@@ -13,12 +13,11 @@ from kjournal.cassandra.settings import CassandraSettings, time_zone
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import ExpireAfter
 from kjournal.model.head import Expiry
+from kjournal.testing.records import KEY, append_record
 from kjournal_replicator import apply, zip_imports
 from kjournal_replicator.apply import COLUMNS, ApplyTask
 from kjournal_replicator.settings import ApplySettings, ReplicatorSettings
 from pydantic import ValidationError
-
-from tests.unit.fold.builders import KEY, append_record
 
 HOUR = ExpireAfter.of(1, "hour")
 # An hour after 20:30 UTC on 1 March it is 2 March in Tokyo.

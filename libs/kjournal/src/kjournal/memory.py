@@ -2,7 +2,7 @@
 
 The store executes the writes of the same pure plans (`kjournal.fold.plan`) as the Cassandra
 store, one by one, so tests of the replication algorithm — including crashes between any two
-writes (`on_write`) — run in microseconds; tests/contracts/eventual_store.py holds both stores to
+writes (`on_write`) — run in microseconds; kjournal/testing/eventual_store.py holds both stores to
 the same scenarios. `InMemoryEventualReader` reads what a store holds, as a reader would.
 """
 

@@ -3,13 +3,15 @@
 The lag is the core's (`kjournal.model.replication.replication_lag`: records Kafka holds that
 Cassandra does not) under the core's metric name (`kjournal_replication_lag_records`), the same
 the reader's replication route reports. Measured independently of micro-batches, so the lag keeps
-growing (and alerting) while batches fail.
+growing (and alerting) while batches fail. Each measurement also tells the Backlog, which logs
+once when records wait longer than BACKLOG_PATIENCE measurements and once when none do any more.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics import Metrics
@@ -18,6 +20,7 @@ from kjournal.model.replication import PartitionReplication, TopicReplication
 from kjournal.replication_status import record_lag
 from kjournal.spans import untraced
 
+from kjournal_replicator.backlog import Backlog
 from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
 from kjournal_replicator.offsets import Pointer2
 from kjournal_replicator.settings import TopicSettings
@@ -26,6 +29,9 @@ from kjournal_replicator.topic_watch import TopicWatch
 __all__ = ["LagMonitor", "measure_lag"]
 
 log = logging.getLogger(__name__)
+
+BACKLOG_PATIENCE = 3
+"""Measurements a record may wait for Cassandra before the replicator says it is behind."""
 
 
 def measure_lag(
@@ -75,6 +81,7 @@ class LagMonitor:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="kjournal-lag", daemon=True)
         self._watch = watch
+        self._backlog = Backlog(BACKLOG_PATIENCE, interval_s)
 
     def start(self) -> LagMonitor:
         self._thread.start()
@@ -87,6 +94,8 @@ class LagMonitor:
     def measure_once(self) -> None:
         statuses = measure_lag(self._kafka, self._topics, self._pointer2)
         self._watch.now(status.topic for status in statuses)
+        if news := self._backlog.observe(statuses, time.monotonic()):
+            log.log(news.level, news.message)
         for status in statuses:
             record_lag(self._metrics, status)
             for partition in status.partitions:

@@ -21,8 +21,10 @@ from kjournal_replicator.settings import ReplicatorSettings
 
 __all__ = [
     "LOCAL_DRIVER_JAVA_OPTIONS",
+    "LOG4J2_PROPERTIES",
     "QUERY_NAME",
     "build_spark",
+    "driver_java_options",
     "read_ranges",
     "spark_conf",
     "start_query",
@@ -40,6 +42,20 @@ start: 12.8 core-seconds in the bench's steady minute (a fifth of a core), again
 C1 alone, which ran the JVM's part of that minute in two thirds of the CPU. With C1 only the
 bench's sustained throughput went 22 100 → 23 000-26 100 events/s and its p99 latency 0.91 →
 0.64-0.66 s. Override with `spark.driver.extraJavaOptions` in `KJOURNAL_SPARK__CONF`."""
+
+
+LOG4J2_PROPERTIES = Path(__file__).with_name("log4j2.properties")
+"""The driver JVM's logging: Spark's defaults without its per-batch trigger warning."""
+
+
+def driver_java_options(master: str | None) -> str | None:
+    """The driver JVM's options; None under spark-submit, whose JVM already runs."""
+    if master is None:
+        return None
+    options = [f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES}"]
+    if _is_local(master):
+        options.append(LOCAL_DRIVER_JAVA_OPTIONS)
+    return " ".join(options)
 
 
 def _jars(settings: ReplicatorSettings) -> list[str]:
@@ -91,8 +107,8 @@ def spark_conf(settings: ReplicatorSettings, master: str | None, jars: list[str]
     }
     if jars:
         conf["spark.jars"] = ",".join(jars)
-    if _is_local(master):
-        conf["spark.driver.extraJavaOptions"] = LOCAL_DRIVER_JAVA_OPTIONS
+    if (java_options := driver_java_options(master)) is not None:
+        conf["spark.driver.extraJavaOptions"] = java_options
     conf.update(spark_settings.conf)
     return conf
 

@@ -14,11 +14,12 @@ from types import TracebackType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
+from aiokafka.structs import RecordMetadata
 from opentelemetry.trace import Span, SpanKind, StatusCode, get_current_span
 from opentelemetry.util.types import AttributeValue
 
-from kjournal.errors import OutcomeUnknown, RecordTooLarge
+from kjournal.errors import KafkaUnavailable, OutcomeUnknown, RecordTooLarge
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.topics import TopicPartitions
@@ -153,14 +154,7 @@ class ActionProducer:
                 with kafka_errors(
                     record.topic, len(record.value or b""), self._settings.max_record_bytes
                 ):
-                    delivery = await self._producer.send(
-                        record.topic,
-                        value=record.value,
-                        key=record.key,
-                        partition=partition,
-                        timestamp_ms=record.timestamp_ms,
-                        headers=headers,
-                    )
+                    delivery = await self._enqueue(record, partition, headers)
                     try:
                         # shielded: on timeout only the wait stops, not aiokafka's own delivery
                         sent = await asyncio.shield(delivery)
@@ -178,3 +172,29 @@ class ActionProducer:
                 "written: retrying is safe"
             ) from None
         return PartitionOffset(sent.partition, sent.offset)
+
+    async def _enqueue(
+        self, record: ProducerRecordParts, partition: int, headers: list[tuple[str, bytes]]
+    ) -> asyncio.Future[RecordMetadata]:
+        """Hand the record to aiokafka's accumulator; nothing is sent yet.
+
+        aiokafka raises UnknownTopicOrPartitionError here also when its metadata wait merely ran
+        out of time (a stalled process, a slow broker), for a topic that exists. The partition
+        count just read says the topic exists, so that is asked again: a topic gone since is
+        UnknownTopic, otherwise the record was never handed over and Kafka is unavailable."""
+        try:
+            delivery: asyncio.Future[RecordMetadata] = await self._producer.send(
+                record.topic,
+                value=record.value,
+                key=record.key,
+                partition=partition,
+                timestamp_ms=record.timestamp_ms,
+                headers=headers,
+            )
+            return delivery
+        except UnknownTopicOrPartitionError as exc:
+            await self._topics.count(record.topic, refresh=True)
+            raise KafkaUnavailable(
+                f"Kafka's metadata for topic {record.topic!r} did not arrive in time; nothing "
+                "was written"
+            ) from exc

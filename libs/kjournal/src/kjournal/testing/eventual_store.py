@@ -3,9 +3,10 @@ a read then finds through `ports.EventualReader`, whatever backs them.
 
 kafka-journal's TopicReplicatorSpec and ReplicatedCassandraTest scenarios, written once. A backend
 suite subclasses `EventualStoreContract` (no `Test` prefix here, so the base is never collected on
-its own) and supplies one fixture, `backend`, an `EventualBackend`: the in-memory store in
-tests/unit/test_memory_store.py, the real Cassandra node in
-tests/integration/replication/test_cassandra_store.py. Each adds the cases only its backend has.
+its own) and supplies one pytest fixture, `backend`, an `EventualBackend`. In this repository: the
+in-memory store (tests/unit/test_memory_store.py) and the real Cassandra node
+(tests/integration/replication/test_cassandra_store.py), each adding the cases only its backend
+has.
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ from kjournal.model.head import Expiry, JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.ports import EventualReader, ReplicatedStore
 from kjournal.replicate import ReplicationResult, replicate_partition
-from kjournal.wire.record import ConsumedRecord
-
-from tests.unit.fold.builders import (
+from kjournal.testing.records import (
     KEY,
     T0,
     TOPIC,
@@ -36,6 +35,7 @@ from tests.unit.fold.builders import (
     purge_record,
     timestamp_of,
 )
+from kjournal.wire.record import ConsumedRecord
 
 T = TypeVar("T")
 

@@ -15,9 +15,7 @@ from dataclasses import replace
 import pytest
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.replicate import replicate_partition
-from kjournal.wire.record import ConsumedRecord
-
-from tests.unit.fold.builders import (
+from kjournal.testing.records import (
     KEY,
     T0,
     TOPIC,
@@ -26,7 +24,9 @@ from tests.unit.fold.builders import (
     mark_record,
     purge_record,
 )
-from tests.unit.test_replicate_model import Crash, CrashingStore
+from kjournal.wire.record import ConsumedRecord
+
+from tests.unit.replicate.test_model import Crash, CrashingStore
 
 LONG = [append_record(0, range(1, 11)), append_record(1, range(11, 21))]
 

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SOURCES = ("libs/kjournal/src", "libs/kjournal-service/src", "services")
 NAME = re.compile(r'"(kjournal_[a-z0-9_]+_(?:total|seconds|records|offset|up|in_flight))"')
 

@@ -12,7 +12,7 @@ from kjournal.metrics.catalogue import CATALOGUE, Kind, Metric
 from kjournal_dev.generate import metrics_docs
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 _NAME = re.compile(r"kjournal_[a-z0-9_]+")
 _LABEL = re.compile(r"[a-z_][a-z0-9_]*")
 

@@ -1,4 +1,4 @@
-"""Small builders for action records, Kafka records and expected batches in replication tests."""
+"""Builders of action records, Kafka records and expected batches for replication tests."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """replicate_partition over the in-memory store: what a slice may hold, failure handling and the
 poison-record policy. The scenarios every store must pass (kafka-journal's TopicReplicatorSpec)
-are tests/contracts/eventual_store.py's."""
+are kjournal/testing/eventual_store.py's."""
 
 from __future__ import annotations
 
@@ -16,9 +16,7 @@ from kjournal.metrics import RecordingMetrics
 from kjournal.model import Key, SeqNr
 from kjournal.model.head import JournalHead
 from kjournal.replicate import replicate_partition
-from kjournal.wire.record import ConsumedRecord
-
-from tests.unit.fold.builders import (
+from kjournal.testing.records import (
     KEY,
     T0,
     TOPIC,
@@ -28,6 +26,7 @@ from tests.unit.fold.builders import (
     delete_record,
     mark_record,
 )
+from kjournal.wire.record import ConsumedRecord
 
 KEY1 = Key(TOPIC, "id1")
 KEY2 = Key(TOPIC, "id2")

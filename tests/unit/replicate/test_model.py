@@ -24,9 +24,7 @@ from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import ExpireAfter, Key
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.replicate import replicate_partition
-from kjournal.wire.record import ConsumedRecord
-
-from tests.unit.fold.builders import (
+from kjournal.testing.records import (
     T0,
     TOPIC,
     append_record,
@@ -36,6 +34,7 @@ from tests.unit.fold.builders import (
     purge_record,
     timestamp_of,
 )
+from kjournal.wire.record import ConsumedRecord
 
 KEYS = [Key(TOPIC, f"id{n}") for n in range(3)]
 EXPIRIES = [None, ExpireAfter.of(1, "hour"), ExpireAfter.of(1, "day")]

@@ -1,0 +1,87 @@
+"""What the replicator logs about keeping up: once when records wait too long, once when it has
+caught up, and never Spark's per-batch "falling behind" trigger warning (item 6 of issue 31)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+from cassandra.cluster import Session
+from kjournal.journal import Journals
+from kjournal.kafka.settings import KafkaSettings
+from kjournal_dev.platform.lifecycle import Endpoints
+
+from tests.integration.spark.model import Model, append
+from tests.integration.spark.support import (
+    ReplicatorProcess,
+    caught_up,
+    replicator_env,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)]
+
+JOURNALS = 40
+APPENDS = 20
+PER_TRIGGER = 20
+TRIGGER_S = 0.5
+"""800 records, at most 20 a micro-batch, one micro-batch per 0.5 s at most: catching up takes
+20 s or more by construction, while the lag is measured every 0.5 s and records count as
+overdue after 3 measurements."""
+
+
+def test_a_backlog_is_said_once_and_its_end_once_and_spark_s_trigger_warning_never(
+    platform: Endpoints,
+    new_topic,
+    module_keyspace: str,
+    session: Session,
+    kafka_bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    topic = new_topic()
+    model = Model(topic)
+
+    async def write() -> None:
+        async with Journals(KafkaSettings(bootstrap_servers=kafka_bootstrap)) as journals:
+            for _ in range(APPENDS):
+                await asyncio.gather(
+                    *(append(journals, model, f"j{n}", 1) for n in range(JOURNALS))
+                )
+
+    asyncio.run(write())
+    env = replicator_env(
+        platform,
+        module_keyspace,
+        re.escape(topic),
+        tmp_path / "checkpoint",
+        KJOURNAL_SPARK__MAX_OFFSETS_PER_TRIGGER=str(PER_TRIGGER),
+        KJOURNAL_SPARK__TRIGGER_INTERVAL_S=str(TRIGGER_S),
+        KJOURNAL_HTTP__LAG_INTERVAL_S="0.5",
+    )
+    replicator = ReplicatorProcess(env, tmp_path / "replicator.log")
+    try:
+        wait_until(
+            caught_up(kafka_bootstrap, session, module_keyspace, topic),
+            300,
+            "catching up",
+            replicator,
+        )
+        wait_until(
+            lambda: "replication has caught up" in replicator.output(),
+            60,
+            "the replicator saying it has caught up",
+            replicator,
+        )
+        assert replicator.terminate() == 0
+    finally:
+        replicator.kill()
+    output = replicator.output()
+    assert output.count("replication is falling behind:") == 1, output[-4000:]
+    assert output.count("replication has caught up") == 1
+    assert output.index("replication is falling behind:") < output.index(
+        "replication has caught up"
+    )
+    # a micro-batch every 0.5 s at most, each longer than that on a busy host: Spark would warn
+    assert "ProcessingTimeExecutor" not in output
