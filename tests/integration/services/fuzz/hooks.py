@@ -15,8 +15,10 @@ The schema states every rule a JSON Schema can; the hooks add what it cannot:
 * data to find: a topic matching the schema becomes, for most cases, the test's existing topic
   (`KJOURNAL_FUZZ_TOPIC`), and an id, for half the cases, the journal the test appended
   (`KJOURNAL_FUZZ_ID`), so reads reach Cassandra and Kafka rather than a 404;
-* NDJSON answers: every line is an event (or journal id) or the final `problem` line, and each
-  operation answered 2xx at least once in the run.
+* a topic feed's schema-valid `after` and `Last-Event-ID` are dropped and its valid `partitions`
+  become "0" (cursors are opaque, partitions the topic's), and it is asked for NDJSON;
+* NDJSON answers: every line is an event (or journal id, or feed entry) or the final `problem`
+  line, and each operation answered 2xx at least once in the run.
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import schemathesis
-from kjournal.api.schemas import EXACT_FLOAT_LIMIT, EventOut, JournalIdOut, Problem
+from kjournal.api.schemas import (
+    EXACT_FLOAT_LIMIT,
+    EventOut,
+    FeedEntryOut,
+    JournalIdOut,
+    Problem,
+)
 from kjournal.model.seq_nr import SEQ_NR_MAX
 from pydantic import BaseModel
 
@@ -41,7 +49,30 @@ _TOPIC_SHAPE = re.compile(r"journal[a-zA-Z0-9._-]{0,242}")
 _LINE_MODELS: dict[str, type[BaseModel]] = {
     "/v1/journals/{topic}/{id}/events": EventOut,
     "/v1/topics/{topic}/journals": JournalIdOut,
+    "/v1/topics/{topic}/events": FeedEntryOut,
 }
+_FEED = "/v1/topics/{topic}/events"
+_PARTITIONS_SHAPE = re.compile(r"(0|[1-9][0-9]{0,9})(,(0|[1-9][0-9]{0,9}))*")
+
+
+def _feed_query(query: Any, headers: MutableMapping[str, Any] | None) -> Any:
+    """A topic feed's cursor is opaque and its partitions the topic's: a generated `after` (or
+    `Last-Event-ID`) that the schema accepts is dropped, and accepted `partitions` become "0",
+    so that a valid request reads the feed rather than a 400 for a cursor no feed gave (a
+    negative case, an empty `after` or a malformed `partitions`, stays negative). The answer is
+    asked as NDJSON: a live tail never ends."""
+    if headers is not None:
+        headers.pop("Last-Event-ID", None)
+        headers["Accept"] = "application/x-ndjson"
+    if not isinstance(query, dict):
+        return query
+    query = dict(query)
+    if isinstance(query.get("after"), str) and query["after"]:
+        del query["after"]
+    partitions = query.get("partitions")
+    if isinstance(partitions, str) and _PARTITIONS_SHAPE.fullmatch(partitions):
+        query["partitions"] = "0"
+    return query
 
 
 def _valid_seq_nr(value: Any) -> bool:
@@ -132,6 +163,10 @@ def before_call(ctx: schemathesis.HookContext, case: schemathesis.Case[Any], kwa
         expected = int(match[1])
     elif headers is not None and headers.get("If-None-Match") == "*":
         expected = 0
+    if case.operation.path == _FEED:
+        query = _feed_query(case.query, headers)
+        if query != case.query:
+            case.query = query
     if isinstance(case.path_parameters, dict):
         parameters = _existing(case.path_parameters)
         if parameters != case.path_parameters:
