@@ -65,6 +65,7 @@ WORKDIR /src
 COPY pyproject.toml uv.lock ./
 COPY libs/kjournal/pyproject.toml libs/kjournal/
 COPY libs/kjournal-service/pyproject.toml libs/kjournal-service/
+COPY libs/kjournal-eventsourcing/pyproject.toml libs/kjournal-eventsourcing/
 COPY services/writer/pyproject.toml services/writer/
 COPY services/reader/pyproject.toml services/reader/
 COPY services/replicator/pyproject.toml services/replicator/
