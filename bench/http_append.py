@@ -370,12 +370,14 @@ def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Na
         rates: dict[tuple[int, str], list[float]] = {}
         cpu: dict[tuple[int, str], list[float]] = {}
         for level in levels:
-            for _ in range(args.rounds):
+            for round_ in range(args.rounds):
                 for mode, (url, pid) in writers.items():
-                    wrk(url, topic, f"warmup-{level}-{mode}", level, WARMUP_S, args.payload_bytes)
+                    # each round's journals are new: wrk numbers every run's seqNrs from 1
+                    run_id = f"{level}-{mode}-{round_}"
+                    wrk(url, topic, f"warmup-{run_id}", level, WARMUP_S, args.payload_bytes)
                     writer_before, host_before = cpu_seconds(pid), host_busy_seconds()
                     http = wrk(
-                        url, topic, f"http-{level}-{mode}", level, args.seconds, args.payload_bytes
+                        url, topic, f"http-{run_id}", level, args.seconds, args.payload_bytes
                     )
                     writer_cpu = cpu_seconds(pid) - writer_before
                     host_cores = (host_busy_seconds() - host_before) / http.seconds

@@ -30,6 +30,11 @@ __all__ = [
 T = TypeVar("T")
 
 FETCH_MAX_WAIT_MS = 20
+# How long a task's read may find nothing where its planned records should be. Spark's default
+# (spark.network.timeout, 120 s) plus the consumer's 60 s default API timeout held a micro-batch
+# for three minutes when a topic was deleted under its read; then the batch is tried again
+# without that topic (micro_batch.py). Still far above a broker restart's few seconds.
+READ_STALL_TIMEOUT_MS = 30_000
 
 
 def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) -> T:
@@ -105,5 +110,7 @@ def source_options(kafka: KafkaSettings, spark: SparkSettings) -> dict[str, str]
     # it to come back first: Kafka's 500 ms default, per partition a task reads, measured as
     # seconds of latency per micro-batch.
     options["kafka.fetch.max.wait.ms"] = str(FETCH_MAX_WAIT_MS)
+    options["kafkaConsumer.pollTimeoutMs"] = str(READ_STALL_TIMEOUT_MS)
+    options["kafka.default.api.timeout.ms"] = str(READ_STALL_TIMEOUT_MS)
     options.update(spark.kafka_options)
     return options

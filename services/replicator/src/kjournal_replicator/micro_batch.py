@@ -14,7 +14,9 @@
 With tracing on, the micro-batch is a span (`micro-batch`) whose context goes with the tasks:
 their slice spans are its children (slice_span.py).
 
-Any failure raises out of foreachBatch: Spark then fails the query without committing the batch,
+A topic deleted while its partitions are read fails that read (after the Kafka source's
+timeouts); the micro-batch then applies the other topics' ranges again and drops the deleted
+one's, so the query goes on. Any other failure raises out of foreachBatch: Spark then fails the query without committing the batch,
 the job exits non-zero, and the restart replays the batch from the checkpoint (re-applying is a
 no-op for what was already written). A task failure is retried by Spark first
 (`spark.task.maxFailures`, 4 on a cluster) and inside the task for Cassandra errors.
@@ -161,7 +163,7 @@ class MicroBatchHandler:
             self._fill_gaps(batch_id, ranges)
 
         checked = time.perf_counter()
-        reports = self._apply(batch, ranges)
+        reports = self._apply_without_vanished(batch, batch_id, ranges)
         seconds = time.perf_counter() - started
         self._metrics.increment(REPLICATOR_MICRO_BATCHES.name, result="applied")
         self._metrics.observe(REPLICATOR_MICRO_BATCH_SECONDS.name, seconds)
@@ -203,6 +205,45 @@ class MicroBatchHandler:
             for latency in report.latencies:
                 self._metrics.observe(REPLICATOR_LATENCY.name, latency, topic=topic)
         return reports
+
+    def _apply_without_vanished(
+        self, batch: DataFrame, batch_id: int, ranges: Sequence[OffsetRange]
+    ) -> list[SliceReport]:
+        """`_apply`, and when it failed because a planned topic was deleted under its read (the
+        read of a deleted partition waits out the source's timeouts, kafka_source.py, and fails
+        the task), the other topics' ranges again, read from Kafka as planned: the query goes
+        on without a restart."""
+        try:
+            return self._apply(batch, ranges)
+        except Exception:
+            vanished = self._vanished({offsets.topic for offsets in ranges})
+            if not vanished or self._read_ranges is None:
+                raise
+        for topic in sorted(vanished):
+            self._watch.deleted(topic)
+        surviving = [offsets for offsets in ranges if offsets.topic not in vanished]
+        log.warning(
+            "micro-batch %d: its read failed on %d partition(s) of a topic gone since it was "
+            "planned; applying the other %d partition(s) again",
+            batch_id,
+            len(ranges) - len(surviving),
+            len(surviving),
+        )
+        if not surviving:
+            return []
+        self._known.clear()  # the failed read may have applied part of them: confirm pointer2
+        return self._apply(self._read_ranges(surviving), surviving)
+
+    def _vanished(self, topics: set[str]) -> set[str]:
+        """Which of `topics` Kafka no longer has (none when it cannot tell)."""
+        if self._topics_now is None:
+            return set()
+        try:
+            existing = set(self._topics_now())
+        except Exception:
+            log.debug("could not list the matching topics", exc_info=True)
+            return set()
+        return topics - existing
 
     def _fill_gaps(self, batch_id: int, ranges: Sequence[OffsetRange]) -> None:
         """Apply the offsets between pointer2 and where the micro-batch starts, if any.
