@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 from kjournal.cassandra.settings import Consistency
-from kjournal_replicator.kafka_source import FETCH_MAX_WAIT_MS, source_options
+from kjournal_replicator.kafka_source import (
+    FETCH_MAX_WAIT_MS,
+    READ_STALL_TIMEOUT_MS,
+    source_options,
+)
 from kjournal_replicator.settings import ReplicatorSettings, SparkSettings, TopicSettings
 from pydantic import ValidationError
 
@@ -69,3 +73,15 @@ def test_source_options_keep_fetch_waits_short_unless_overridden() -> None:
 
     spark = SparkSettings(kafka_options={"kafka.fetch.max.wait.ms": "200"})
     assert source_options(settings.kafka, spark)["kafka.fetch.max.wait.ms"] == "200"
+
+
+def test_source_options_bound_a_read_that_finds_nothing() -> None:
+    # Spark's defaults (120 s poll, 60 s API timeout) held a micro-batch three minutes when its
+    # topic was deleted under the read (kafka_source, micro_batch).
+    settings = ReplicatorSettings()
+    options = source_options(settings.kafka, settings.spark)
+    assert options["kafkaConsumer.pollTimeoutMs"] == str(READ_STALL_TIMEOUT_MS)
+    assert options["kafka.default.api.timeout.ms"] == str(READ_STALL_TIMEOUT_MS)
+    assert READ_STALL_TIMEOUT_MS <= 30_000
+    spark = SparkSettings(kafka_options={"kafkaConsumer.pollTimeoutMs": "120000"})
+    assert source_options(settings.kafka, spark)["kafkaConsumer.pollTimeoutMs"] == "120000"
