@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
+import importlib.metadata
+import importlib.util
 import inspect
 import sys
 import zipimport
@@ -27,6 +29,7 @@ from kjournal.model import Event, EventRecord
 from kjournal_replicator import apply, kafka_source, spark, worker_gc, zip_imports
 from kjournal_replicator.settings import ApplySettings, ReplicatorSettings, SparkSettings
 from kjournal_service.app import service_app
+from kjournal_writer import outcomes
 from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.routes import journals as writer_routes
 from kjournal_writer.settings import Settings as WriterSettings
@@ -159,3 +162,15 @@ def test_shortcut_kafka_source_short_fetch_wait() -> None:
 
 def test_shortcut_producer_linger_zero() -> None:
     assert KafkaSettings().linger_ms == 0
+
+
+def test_shortcut_writer_asks_the_reader_over_aiohttp() -> None:
+    source = inspect.getsource(outcomes)
+    assert "import aiohttp" in source
+    assert "import httpx" not in source
+
+
+def test_shortcut_sniffio_installed_for_httpcore() -> None:
+    # httpcore imports sniffio on every async request; a missing one is retried every time
+    assert importlib.util.find_spec("sniffio") is not None
+    assert "sniffio" in " ".join(importlib.metadata.requires("kjournal") or [])
