@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import cast
 
 import pytest
@@ -58,7 +58,11 @@ def test_a_topic_created_again_under_a_deleted_name_is_new(
     ]
 
 
-def _handler(topics_now: list[str], watch: TopicWatch) -> MicroBatchHandler:
+def _handler(
+    topics_now: list[str],
+    watch: TopicWatch,
+    read_ranges: Callable[[Sequence[OffsetRange]], DataFrame] | None = None,
+) -> MicroBatchHandler:
     return MicroBatchHandler(
         ApplyTask(CassandraSettings(), ApplySettings()),
         lambda topic, partition: None,
@@ -66,6 +70,7 @@ def _handler(topics_now: list[str], watch: TopicWatch) -> MicroBatchHandler:
         max_tasks=2,
         topics_now=lambda: topics_now,
         watch=watch,
+        read_ranges=read_ranges,
     )
 
 
@@ -102,14 +107,10 @@ class _Reads:
 def _reading_handler(
     topics_now: list[str], watch: TopicWatch, reads: _Reads, monkeypatch: pytest.MonkeyPatch
 ) -> MicroBatchHandler:
-    handler = MicroBatchHandler(
-        ApplyTask(CassandraSettings(), ApplySettings()),
-        lambda topic, partition: None,
-        RecordingMetrics(),
-        max_tasks=2,
-        topics_now=lambda: topics_now,
-        watch=watch,
-        read_ranges=lambda ranges: cast(DataFrame, ("ranges read again", tuple(ranges))),
+    handler = _handler(
+        topics_now,
+        watch,
+        lambda ranges: cast(DataFrame, ("ranges read again", tuple(ranges))),
     )
     monkeypatch.setattr(handler, "_apply", reads.apply)
     return handler
