@@ -1,0 +1,311 @@
+"""The topic feed (docs/feed.md): catch-up throughput against a raw Kafka consumer, and the live
+tail's latency.
+
+    uv run python -m bench.feed [--journals 500] [--appends 20] [--per-append 10] [--rounds 3]
+                                [--rate 1000] [--seconds 15] [--http-rate 50]
+
+Needs kjournal-dev's Kafka and Cassandra (`scripts/dev up`; KJOURNAL_DEV_KAFKA_PORT, default 9092).
+Starts its own reader process (and, for the last phase, a writer linked to it) on a fresh topic
+of 8 partitions, then, in the same run:
+
+1. **catch-up**: fills the topic with journals × appends records of `--per-append` events each
+   (one append after the other per journal, all journals at once), then alternates `--rounds`
+   times: the feed from the start as NDJSON (`GET /v1/topics/{topic}/events`, each line parsed)
+   until its `end` line, and one AIOKafkaConsumer reading the same partitions from their
+   beginning to their end offsets (records fetched, nothing decoded: the floor any consumer
+   pays). Prints events/s of both and their ratio (goal ≥ 0.5).
+2. **live tail at `--rate` appends/s**: a client follows the feed from the end (`Accept:
+   text/event-stream`, `AsyncClient.follow`) while this process produces one-event appends to
+   100 journals at the rate, for `--seconds`; latency is from the broker's acknowledgement of an
+   append (`Journal.produce` returning) to its event's arrival at the follower. Goal: p99 <
+   250 ms. The writer service is not in this loop: on the 2-core dev box one writer and reader
+   answer about 100 appends/s (each 201 waits for the append's outcome, docs/concurrency.md).
+3. **live tail from the writer's 201** at `--http-rate` appends/s through a writer process: the
+   latency from the 201 to the event's arrival (it can be negative: the follower may see the
+   event before the writer's answer reaches this process).
+
+No assertion is made; figures and their baseline are printed in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Collection
+from contextlib import ExitStack, aclosing
+from pathlib import Path
+
+import httpx
+import orjson
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from kjournal.client import AsyncClient
+from kjournal.journal import Journals
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.model import Event, JsonPayload, Key, SeqNr
+
+from bench._http import bench_topic, dev_reader_settings, host, percentile, run, service_process
+
+PARTITIONS = 8
+LIVE_JOURNALS = 100
+
+
+async def fill(bootstrap: str, topic: str, journals: int, appends: int, per_append: int) -> int:
+    """journals × appends records of per_append events; returns the events written."""
+
+    async def one(journal_store: Journals, n: int) -> None:
+        journal = journal_store.journal(Key(topic, f"catch-up-{n}"))
+        for a in range(appends):
+            first = a * per_append + 1
+            await journal.produce(
+                [
+                    Event(SeqNr(s), payload=JsonPayload({"n": s}))
+                    for s in range(first, first + per_append)
+                ]
+            )
+
+    async with Journals(KafkaSettings(bootstrap_servers=bootstrap)) as store:
+        await asyncio.gather(*(one(store, n) for n in range(journals)))
+    return journals * appends * per_append
+
+
+async def feed_catch_up(reader: str, topic: str) -> tuple[int, float]:
+    """Events delivered by the NDJSON catch-up from the start, and the seconds it took."""
+    events = 0
+    started = time.perf_counter()
+    async with (
+        httpx.AsyncClient(timeout=None) as http,
+        http.stream("GET", f"{reader}/v1/topics/{topic}/events") as response,
+    ):
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if not line:
+                continue
+            entry = orjson.loads(line)
+            kind = entry.get("type")
+            if kind == "event":
+                events += 1
+            elif kind == "end":
+                break
+            else:
+                raise SystemExit(f"unexpected feed line: {line[:200]}")
+    return events, time.perf_counter() - started
+
+
+async def raw_catch_up(bootstrap: str, topic: str) -> tuple[int, float]:
+    """Records read by one consumer from the partitions' beginning to their end offsets."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None
+    )
+    await consumer.start()
+    try:
+        started = time.perf_counter()
+        partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+        consumer.assign(partitions)
+        ends = await consumer.end_offsets(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        left = {tp for tp in partitions if ends[tp] > 0}
+        records = 0
+        while left:
+            batches = await consumer.getmany(*left, timeout_ms=1000, max_records=10_000)
+            for tp, batch in batches.items():
+                records += len(batch)
+                if batch and batch[-1].offset + 1 >= ends[tp]:
+                    left.discard(tp)
+        return records, time.perf_counter() - started
+    finally:
+        await consumer.stop()
+
+
+class Arrivals:
+    """When each (journal, seqNr) was delivered to the follower, on this process's clock."""
+
+    def __init__(self) -> None:
+        self.at: dict[tuple[str, int], float] = {}
+        self.ready = asyncio.Event()
+        self._arrived = asyncio.Event()
+
+    async def follow(self, reader: str, topic: str) -> None:
+        async with (
+            AsyncClient(reader_url=reader) as client,
+            aclosing(client.follow(topic, from_end=True, heartbeat_s=1.0)) as items,
+        ):
+            async for item in items:
+                self.ready.set()  # the first heartbeat: the stream is open at the end
+                if item.type == "event" and item.record is not None and item.id is not None:
+                    self.at[(item.id, int(item.record.seq_nr))] = time.perf_counter()
+                    self._arrived.set()
+
+    async def wait_for(self, keys: Collection[tuple[str, int]], timeout_s: float) -> None:
+        """Until every one of `keys` arrived, or `timeout_s` passed."""
+        deadline = time.monotonic() + timeout_s
+        while not set(keys) <= self.at.keys():
+            self._arrived.clear()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), remaining)
+
+
+async def paced(rate: float, seconds: float, send: Callable[[str, int], Awaitable[None]]) -> int:
+    """`send(journal, seqNr)` at `rate` a second over LIVE_JOURNALS journals, each journal's
+    appends one after the other (a journal whose last append is still in flight is skipped for
+    that tick's slot and takes the next free one)."""
+    queues: list[asyncio.Queue[int | None]] = [asyncio.Queue() for _ in range(LIVE_JOURNALS)]
+
+    async def worker(n: int) -> None:
+        seq = 0
+        while await queues[n].get() is not None:
+            seq += 1
+            await send(f"live-{n}", seq)
+
+    workers = [asyncio.create_task(worker(n)) for n in range(LIVE_JOURNALS)]
+    total = int(rate * seconds)
+    started = time.perf_counter()
+    for i in range(total):
+        delay = started + i / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        queues[i % LIVE_JOURNALS].put_nowait(i)
+    for queue in queues:
+        queue.put_nowait(None)
+    await asyncio.gather(*workers)
+    return total
+
+
+async def live_from_ack(
+    bootstrap: str, reader: str, topic: str, rate: float, seconds: float
+) -> None:
+    arrivals = Arrivals()
+    following = asyncio.create_task(arrivals.follow(reader, topic))
+    await asyncio.wait_for(arrivals.ready.wait(), 30)
+    acked: dict[tuple[str, int], float] = {}
+    async with Journals(KafkaSettings(bootstrap_servers=bootstrap)) as store:
+
+        async def send(journal: str, seq: int) -> None:
+            await store.journal(Key(topic, journal)).produce(
+                [Event(SeqNr(seq), payload=JsonPayload({"n": seq}))]
+            )
+            acked[(journal, seq)] = time.perf_counter()
+
+        began = time.perf_counter()
+        total = await paced(rate, seconds, send)
+        took = time.perf_counter() - began
+    await _report(
+        f"live tail, {total} appends at {total / took:,.0f}/s (asked {rate:,.0f}/s), "
+        "broker ack → follower",
+        acked,
+        arrivals,
+        following,
+    )
+
+
+async def live_from_201(writer: str, reader: str, topic: str, rate: float, seconds: float) -> None:
+    arrivals = Arrivals()
+    following = asyncio.create_task(arrivals.follow(reader, topic))
+    await asyncio.wait_for(arrivals.ready.wait(), 30)
+    answered: dict[tuple[str, int], float] = {}
+    async with AsyncClient(writer_url=writer) as client:
+
+        async def send(journal: str, seq: int) -> None:
+            await client.append(
+                Key(topic, journal), [Event(SeqNr(seq), payload=JsonPayload({"n": seq}))]
+            )
+            answered[(journal, seq)] = time.perf_counter()
+
+        began = time.perf_counter()
+        total = await paced(rate, seconds, send)
+        took = time.perf_counter() - began
+    await _report(
+        f"live tail, {total} appends over HTTP at {total / took:,.0f}/s (asked "
+        f"{rate:,.0f}/s), writer's 201 → follower",
+        answered,
+        arrivals,
+        following,
+    )
+
+
+async def _report(
+    title: str,
+    sent: dict[tuple[str, int], float],
+    arrivals: Arrivals,
+    following: asyncio.Task[None],
+) -> None:
+    await arrivals.wait_for(sent.keys(), 30)
+    following.cancel()
+    await asyncio.gather(following, return_exceptions=True)
+    latencies = [(arrivals.at[k] - t) * 1000 for k, t in sent.items() if k in arrivals.at]
+    missing = len(sent) - len(latencies)
+    print(
+        f"{title}: p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, "
+        f"max {max(latencies, default=float('nan')):.1f} ms (goal p99 < 250 ms)"
+        + (f"; {missing} never delivered within 30 s" if missing else "")
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--journals", type=int, default=500)
+    parser.add_argument("--appends", type=int, default=20, help="appends per journal")
+    parser.add_argument("--per-append", type=int, default=10, help="events per append")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rate", type=float, default=1000, help="live tail: appends/s produced")
+    parser.add_argument("--seconds", type=float, default=15, help="live tail: how long")
+    parser.add_argument("--http-rate", type=float, default=50, help="0: skip the HTTP phase")
+    args = parser.parse_args()
+    bootstrap = f"127.0.0.1:{os.environ.get('KJOURNAL_DEV_KAFKA_PORT', '9092')}"
+    print("bench.feed")
+    print(f"host        {host()}")
+    logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
+    with ExitStack() as stack:
+        topic = stack.enter_context(bench_topic(bootstrap, PARTITIONS))
+        reader, _ = stack.enter_context(
+            service_process("kjournal_reader", dev_reader_settings(bootstrap), logs)
+        )
+        written = run(fill(bootstrap, topic, args.journals, args.appends, args.per_append))
+        print(
+            f"catch-up    {written:,} events in {args.journals * args.appends:,} records "
+            f"({args.journals} journals × {args.appends} appends × {args.per_append} events), "
+            f"{PARTITIONS} partitions; {args.rounds} alternating rounds"
+        )
+        feed_rates, raw_rates = [], []
+        for _ in range(args.rounds):
+            events, seconds = run(feed_catch_up(reader, topic))
+            if events != written:
+                raise SystemExit(f"the feed delivered {events:,} events of {written:,}")
+            feed_rates.append(events / seconds)
+            records, seconds = run(raw_catch_up(bootstrap, topic))
+            raw_rates.append(records * args.per_append / seconds)
+            print(
+                f"  feed (NDJSON) {feed_rates[-1]:>10,.0f} events/s   raw consumer "
+                f"{raw_rates[-1]:>10,.0f} events/s ({records:,} records)"
+            )
+        feed, raw = statistics.median(feed_rates), statistics.median(raw_rates)
+        print(
+            f"  medians: feed {feed:,.0f} events/s, raw {raw:,.0f} events/s, feed/raw {feed / raw:.2f} (goal ≥ 0.5)"
+        )
+        run(live_from_ack(bootstrap, reader, topic, args.rate, args.seconds))
+        if args.http_rate > 0:
+            writer, _ = stack.enter_context(
+                service_process(
+                    "kjournal_writer",
+                    {
+                        "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+                        "KJOURNAL_READER__URL": reader,
+                    },
+                    logs,
+                )
+            )
+            run(live_from_201(writer, reader, topic, args.http_rate, args.seconds))
+    print(
+        f"load        {', '.join(f'{v:.1f}' for v in os.getloadavg())} (after the run); logs {logs}"
+    )
+
+
+if __name__ == "__main__":
+    main()
