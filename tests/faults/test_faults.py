@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from kjournal.errors import AppendConflict, KJournalError
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
 from kjournal_dev.platform.topics import delete_topics
 
+from tests.faults.follower import FeedFollower
 from tests.faults.invariants import ReadEvents, Reads, Tally, tally
 from tests.faults.load import CountingTransport, JournalLoad, Ledger, payload_of
 from tests.faults.platform import (
@@ -49,6 +51,7 @@ LOAD_GIVE_UP_S = 240.0
 REPLICATION_LIMIT_S = 240.0
 JOURNALS = 8
 READS = RetryPolicy(budget_s=120.0)  # the checker's reads wait out any recovery still going on
+FOLLOW_LIMIT_S = 120.0  # after replication caught up, for the feed to deliver the rest
 
 Fault = Callable[[], Awaitable[None]]
 
@@ -70,11 +73,23 @@ def _scenario(
     overlap_every: int = 0,
     topics: tuple[str, ...] = (TOPIC,),
     checked_topics: tuple[str, ...] = (TOPIC,),
+    follower: FeedFollower | None = None,
 ) -> tuple[Tally, Ledger, list[Key]]:
     """Load, fault, load, read, `recover`, wait for replication, read: the scenario's tally,
-    appended to the table (and asserted clean by the caller, after its own checks)."""
+    appended to the table (and asserted clean by the caller, after its own checks). A
+    `follower` follows the scenario's journals on the topic feed from before the load until it
+    has every acknowledged event (or FOLLOW_LIMIT_S passed): the caller checks what it got."""
 
     async def run() -> tuple[Tally, Ledger, list[Key]]:
+        async with contextlib.AsyncExitStack() as stack:
+            if follower is not None:
+                await stack.enter_async_context(follower)
+            outcome = await load_and_check()
+            if follower is not None:
+                await follower.wait_for(outcome[1].acknowledged, FOLLOW_LIMIT_S)
+            return outcome
+
+    async def load_and_check() -> tuple[Tally, Ledger, list[Key]]:
         ledger = Ledger()
         restarts = fp.all_restarts()
         slug = name.replace(" ", "-")
@@ -318,6 +333,40 @@ def test_writer_killed_and_restarted(faults_platform: FaultPlatform, tallies: li
         kill_and_restart(faults_platform, WRITER, down_s=2.0),
     )
     _assert_clean(result)
+
+
+def test_a_feed_follower_gets_every_acknowledged_event_once_through_broker_and_reader_kills(
+    faults_platform: FaultPlatform, tallies: list[Tally]
+) -> None:
+    fp = faults_platform
+    name = "followed, broker and reader SIGKILL"
+    follower = FeedFollower(fp.url(READER), TOPIC, name.replace(" ", "-") + "-", READS)
+
+    async def broker_then_reader() -> None:
+        await kill_and_restart(fp, KAFKA, down_s=5.0)()
+        await asyncio.sleep(3.0)
+        await kill_and_restart(fp, READER, down_s=2.0)()
+
+    result, ledger, _ = _scenario(fp, tallies, name, broker_then_reader, follower=follower)
+    _assert_clean(result)
+    assert follower.failure is None, follower.failure
+    assert follower.others == []
+    delivered = follower.delivered
+    twice = [event for event, count in Counter(delivered).items() if count > 1]
+    assert not twice, f"delivered twice: {twice[:10]}"
+    last: dict[str, int] = {}
+    for journal, seq_nr in delivered:
+        assert seq_nr > last.get(journal, 0), f"{journal}: {seq_nr} after {last[journal]}"
+        last[journal] = seq_nr
+    acknowledged = {(k.id, s) for k, events in ledger.acknowledged.items() for s in events}
+    sent = acknowledged | {
+        (k.id, s) for k, seq_nrs in ledger.unacknowledged.items() for s in seq_nrs
+    }
+    missing = acknowledged - set(delivered)
+    assert not missing, (
+        f"{len(missing)} acknowledged events never delivered: {sorted(missing)[:10]}"
+    )
+    assert set(delivered) <= sent, sorted(set(delivered) - sent)[:10]
 
 
 def test_reader_killed_mid_stream_and_the_client_resumes(
