@@ -36,9 +36,10 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from contextlib import ExitStack, aclosing
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import orjson
@@ -50,8 +51,25 @@ from kjournal.model import Event, JsonPayload, Key, SeqNr
 
 from bench._http import bench_topic, dev_reader_settings, host, percentile, run, service_process
 
+T = TypeVar("T")
+
 PARTITIONS = 8
 LIVE_JOURNALS = 100
+PHASE_LIMIT_S = 300.0
+
+
+def bounded(phase: str, coroutine: Coroutine[Any, Any, T]) -> T:
+    """`run(coroutine)`, or exit naming the phase that did not finish in PHASE_LIMIT_S."""
+
+    async def limited() -> T:
+        try:
+            return await asyncio.wait_for(coroutine, PHASE_LIMIT_S)
+        except TimeoutError:
+            raise SystemExit(
+                f"bench.feed: {phase} did not finish in {PHASE_LIMIT_S:.0f} s"
+            ) from None
+
+    return run(limited())
 
 
 async def fill(bootstrap: str, topic: str, journals: int, appends: int, per_append: int) -> int:
@@ -267,7 +285,9 @@ def main() -> None:
         reader, _ = stack.enter_context(
             service_process("kjournal_reader", dev_reader_settings(bootstrap), logs)
         )
-        written = run(fill(bootstrap, topic, args.journals, args.appends, args.per_append))
+        written = bounded(
+            "fill", fill(bootstrap, topic, args.journals, args.appends, args.per_append)
+        )
         print(
             f"catch-up    {written:,} events in {args.journals * args.appends:,} records "
             f"({args.journals} journals × {args.appends} appends × {args.per_append} events), "
@@ -275,11 +295,11 @@ def main() -> None:
         )
         feed_rates, raw_rates = [], []
         for _ in range(args.rounds):
-            events, seconds = run(feed_catch_up(reader, topic))
+            events, seconds = bounded("feed catch-up", feed_catch_up(reader, topic))
             if events != written:
                 raise SystemExit(f"the feed delivered {events:,} events of {written:,}")
             feed_rates.append(events / seconds)
-            records, seconds = run(raw_catch_up(bootstrap, topic))
+            records, seconds = bounded("raw catch-up", raw_catch_up(bootstrap, topic))
             raw_rates.append(records * args.per_append / seconds)
             print(
                 f"  feed (NDJSON) {feed_rates[-1]:>10,.0f} events/s   raw consumer "
@@ -289,7 +309,10 @@ def main() -> None:
         print(
             f"  medians: feed {feed:,.0f} events/s, raw {raw:,.0f} events/s, feed/raw {feed / raw:.2f} (goal ≥ 0.5)"
         )
-        run(live_from_ack(bootstrap, reader, topic, args.rate, args.seconds))
+        bounded(
+            "live tail from the ack",
+            live_from_ack(bootstrap, reader, topic, args.rate, args.seconds),
+        )
         if args.http_rate > 0:
             writer, _ = stack.enter_context(
                 service_process(
@@ -301,7 +324,10 @@ def main() -> None:
                     logs,
                 )
             )
-            run(live_from_201(writer, reader, topic, args.http_rate, args.seconds))
+            bounded(
+                "live tail from the 201",
+                live_from_201(writer, reader, topic, args.http_rate, args.seconds),
+            )
     print(
         f"load        {', '.join(f'{v:.1f}' for v in os.getloadavg())} (after the run); logs {logs}"
     )
