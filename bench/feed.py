@@ -196,56 +196,59 @@ async def paced(rate: float, seconds: float, send: Callable[[str, int], Awaitabl
     return total
 
 
+async def live_tail(
+    reader: str,
+    topic: str,
+    rate: float,
+    seconds: float,
+    append: Callable[[str, int], Awaitable[None]],
+    measured_from: str,
+) -> None:
+    """Follow the feed from its end while `append(journal, seqNr)` runs at `rate`; report the
+    latency from each append's return to its event's arrival."""
+    arrivals = Arrivals()
+    following = asyncio.create_task(arrivals.follow(reader, topic))
+    await asyncio.wait_for(arrivals.ready.wait(), 30)
+    sent: dict[tuple[str, int], float] = {}
+
+    async def timed(journal: str, seq: int) -> None:
+        await append(journal, seq)
+        sent[(journal, seq)] = time.perf_counter()
+
+    began = time.perf_counter()
+    total = await paced(rate, seconds, timed)
+    took = time.perf_counter() - began
+    await _report(
+        f"live tail, {total} appends at {total / took:,.0f}/s (asked {rate:,.0f}/s), "
+        f"{measured_from} → follower",
+        sent,
+        arrivals,
+        following,
+    )
+
+
+def _event(seq: int) -> list[Event]:
+    return [Event(SeqNr(seq), payload=JsonPayload({"n": seq}))]
+
+
 async def live_from_ack(
     bootstrap: str, reader: str, topic: str, rate: float, seconds: float
 ) -> None:
-    arrivals = Arrivals()
-    following = asyncio.create_task(arrivals.follow(reader, topic))
-    await asyncio.wait_for(arrivals.ready.wait(), 30)
-    acked: dict[tuple[str, int], float] = {}
     async with Journals(KafkaSettings(bootstrap_servers=bootstrap)) as store:
 
-        async def send(journal: str, seq: int) -> None:
-            await store.journal(Key(topic, journal)).produce(
-                [Event(SeqNr(seq), payload=JsonPayload({"n": seq}))]
-            )
-            acked[(journal, seq)] = time.perf_counter()
+        async def produce(journal: str, seq: int) -> None:
+            await store.journal(Key(topic, journal)).produce(_event(seq))
 
-        began = time.perf_counter()
-        total = await paced(rate, seconds, send)
-        took = time.perf_counter() - began
-    await _report(
-        f"live tail, {total} appends at {total / took:,.0f}/s (asked {rate:,.0f}/s), "
-        "broker ack → follower",
-        acked,
-        arrivals,
-        following,
-    )
+        await live_tail(reader, topic, rate, seconds, produce, "broker ack")
 
 
 async def live_from_201(writer: str, reader: str, topic: str, rate: float, seconds: float) -> None:
-    arrivals = Arrivals()
-    following = asyncio.create_task(arrivals.follow(reader, topic))
-    await asyncio.wait_for(arrivals.ready.wait(), 30)
-    answered: dict[tuple[str, int], float] = {}
     async with AsyncClient(writer_url=writer) as client:
 
-        async def send(journal: str, seq: int) -> None:
-            await client.append(
-                Key(topic, journal), [Event(SeqNr(seq), payload=JsonPayload({"n": seq}))]
-            )
-            answered[(journal, seq)] = time.perf_counter()
+        async def append(journal: str, seq: int) -> None:
+            await client.append(Key(topic, journal), _event(seq))
 
-        began = time.perf_counter()
-        total = await paced(rate, seconds, send)
-        took = time.perf_counter() - began
-    await _report(
-        f"live tail, {total} appends over HTTP at {total / took:,.0f}/s (asked "
-        f"{rate:,.0f}/s), writer's 201 → follower",
-        answered,
-        arrivals,
-        following,
-    )
+        await live_tail(reader, topic, rate, seconds, append, "writer's 201 over HTTP")
 
 
 async def _report(
