@@ -16,9 +16,9 @@ their slice spans are its children (slice_span.py).
 
 A topic deleted while its partitions are read fails that read (after the Kafka source's
 timeouts); the micro-batch then applies the other topics' ranges again and drops the deleted
-one's, so the query goes on. Any other failure raises out of foreachBatch: Spark then fails the query without committing the batch,
-the job exits non-zero, and the restart replays the batch from the checkpoint (re-applying is a
-no-op for what was already written). A task failure is retried by Spark first
+one's, so the query goes on. Any other failure raises out of foreachBatch: Spark then fails the
+query without committing the batch, the job exits non-zero, and the restart replays the batch
+from the checkpoint (re-applying is a no-op for what was already written). A task failure is retried by Spark first
 (`spark.task.maxFailures`, 4 on a cluster) and inside the task for Cassandra errors.
 """
 
