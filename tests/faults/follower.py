@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
+from kjournal.api.feed_items import FeedItem
 from kjournal.client import AsyncClient, RetryPolicy
-from kjournal.model import JsonValue, Key
+from kjournal.model import JsonPayload, JsonValue, Key
 
 __all__ = ["FeedFollower"]
 
@@ -22,6 +23,8 @@ class FeedFollower:
         self._id_prefix = id_prefix
         self._retry = retry
         self.delivered: list[tuple[str, int]] = []  # (journal id, seqNr), in arrival order
+        # per journal, its events, deletes and purges in arrival order (ChurnLoad.timeline's)
+        self.timelines: dict[str, list[tuple[object, ...]]] = {}
         self.others: list[str] = []  # any other entry but heartbeats, described
         self.failure: BaseException | None = None
         self._ready = asyncio.Event()
@@ -53,23 +56,47 @@ class FeedFollower:
                 async with contextlib.aclosing(items):
                     async for item in items:
                         self._ready.set()  # the first heartbeat names the end it starts from
-                        if item.type == "event" and item.record is not None and item.id:
-                            self.delivered.append((item.id, int(item.record.seq_nr)))
-                            self._arrived.set()
-                        elif item.type != "heartbeat":
-                            self.others.append(f"{item.type} {item.id} at {item.offset}")
+                        self._take(item)
         except Exception as exc:
             self.failure = exc
             self._arrived.set()
 
-    async def wait_for(
-        self, acknowledged: Mapping[Key, Mapping[int, JsonValue]], timeout_s: float
-    ) -> None:
-        """Until every acknowledged event was delivered, the follower failed, or `timeout_s`."""
+    def _take(self, item: FeedItem) -> None:
+        if item.type == "heartbeat":
+            return
+        if item.type == "event" and item.record is not None and item.id:
+            seq_nr = int(item.record.seq_nr)
+            self.delivered.append((item.id, seq_nr))
+            payload = item.record.event.payload
+            value = payload.value if isinstance(payload, JsonPayload) else None
+            self.timelines.setdefault(item.id, []).append(("event", seq_nr, value))
+        elif item.type == "delete" and item.id:
+            self.timelines.setdefault(item.id, []).append(("delete", item.to))
+        elif item.type == "purge" and item.id:
+            self.timelines.setdefault(item.id, []).append(("purge",))
+        else:
+            self.others.append(f"{item.type} {item.id} at {item.offset}")
+        self._arrived.set()
+
+    def timeline(self, journal: str) -> list[tuple[object, ...]]:
+        """The journal's entries in arrival order, a delete repeated right after itself once
+        (a client's retry of a delete that had landed: the feed delivers each)."""
+        entries: list[tuple[object, ...]] = []
+        for entry in self.timelines.get(journal, ()):
+            if not (entry[0] == "delete" and entries and entries[-1] == entry):
+                entries.append(entry)
+        return entries
+
+    def has(self, acknowledged: Mapping[Key, Mapping[int, JsonValue]]) -> bool:
+        """Whether every acknowledged event of these append-only journals was delivered."""
         wanted = {(key.id, seq_nr) for key, events in acknowledged.items() for seq_nr in events}
+        return wanted <= set(self.delivered)
+
+    async def wait_until(self, done: Callable[[], bool], timeout_s: float) -> None:
+        """Until `done()`, the follower failed, or `timeout_s` passed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        while not wanted <= set(self.delivered) and self.failure is None:
+        while not done() and self.failure is None:
             self._arrived.clear()
             remaining = deadline - loop.time()
             if remaining <= 0:

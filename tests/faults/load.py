@@ -7,6 +7,9 @@ acknowledged or the scenario's deadline passes. Some tasks also resend an acknow
 (a client that timed out after the writer had answered: a replay) or send the next one with the
 last acknowledged event in front (dropped whole: a 409, then the next one is sent alone). Every
 HTTP answer ≥ 400 and every transport error is counted, retried or not.
+
+A churned journal (ChurnLoad) also has deletes and purges in its life, sent the same way; what
+its writer got acknowledged, in order, is the timeline a feed follower must see.
 """
 
 from __future__ import annotations
@@ -15,14 +18,16 @@ import asyncio
 import random
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import httpx
 from kjournal.client import AsyncClient
 from kjournal.errors import AppendConflict, KJournalError, UnknownTopic
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
 
-__all__ = ["CountingTransport", "JournalLoad", "Ledger", "payload_of"]
+__all__ = ["ChurnLoad", "CountingTransport", "JournalLoad", "Ledger", "Op", "payload_of"]
 
 
 def payload_of(key: Key, seq_nr: int, pad: int = 40) -> JsonValue:
@@ -140,3 +145,106 @@ class JournalLoad:
             else:
                 self.ledger.acknowledge(self.key, events)
                 return True
+
+
+@dataclass(frozen=True)
+class Op:
+    """One acknowledged operation of a churned journal, in the order its writer sent them."""
+
+    kind: str  # "append", "delete" or "purge"
+    generation: int  # how many purges came before it
+    seq_nrs: tuple[int, ...] = ()  # an append's
+    to: int = 0  # a delete's
+
+
+@dataclass
+class ChurnLoad:
+    """One journal's writer that appends, deletes up to an acknowledged seqNr now and then, and
+    purges the journal every `purge_every` appends (its next append starts again at seqNr 1):
+    the life of a journal a feed follower must see in order. Each operation is sent until it is
+    acknowledged (retries as in JournalLoad); `ops` is what was acknowledged, in order, and
+    `pending` the one operation still unanswered when the deadline passed, if any.
+
+    Payloads carry the generation (the purges before them), so an event of a journal begun
+    again is told from the one it replaces."""
+
+    key: Key
+    delete_every: int = 3
+    purge_every: int = 8
+    pause_s: float = 0.1
+    ops: list[Op] = field(default_factory=list)
+    pending: Op | None = None
+
+    def payload(self, generation: int, seq_nr: int) -> JsonValue:
+        return {"journal": self.key.id, "generation": generation, "seqNr": seq_nr}
+
+    async def run(
+        self, client: AsyncClient, ledger: Ledger, give_up_at: float, stop: asyncio.Event
+    ) -> None:
+        rng = random.Random(f"churn/{self.key.id}")
+        generation, next_seq_nr, deleted_to, appends = 0, 1, 0, 0
+
+        async def until_acknowledged(op: Op, send: Callable[[], Awaitable[object]]) -> bool:
+            while True:
+                try:
+                    await send()
+                except KJournalError as exc:
+                    ledger.given_up[f"{type(exc).__name__} ({op.kind}, churn)"] += 1
+                    if isinstance(exc, UnknownTopic) or time.monotonic() >= give_up_at:
+                        self.pending = op
+                        return False
+                    await asyncio.sleep(0.5)
+                else:
+                    self.ops.append(op)
+                    return True
+
+        while not stop.is_set() and time.monotonic() < give_up_at:
+            size = rng.randint(1, 3)
+            seq_nrs = tuple(range(next_seq_nr, next_seq_nr + size))
+            events = [
+                Event(SeqNr(n), payload=JsonPayload(self.payload(generation, n))) for n in seq_nrs
+            ]
+            append = Op("append", generation, seq_nrs)
+            if not await until_acknowledged(append, partial(client.append, self.key, events)):
+                return
+            appends += 1
+            next_seq_nr = seq_nrs[-1] + 1
+            if appends % self.purge_every == 0:
+                if not await until_acknowledged(
+                    Op("purge", generation), partial(client.purge, self.key)
+                ):
+                    return
+                generation, next_seq_nr, deleted_to = generation + 1, 1, 0
+            elif appends % self.delete_every == 0:
+                to = rng.randint(deleted_to + 1, seq_nrs[-1])
+                delete = Op("delete", generation, to=to)
+                if not await until_acknowledged(delete, partial(client.delete, self.key, to)):
+                    return
+                deleted_to = to
+            await asyncio.sleep(self.pause_s)
+
+    def timeline(self, ops: list[Op] | None = None) -> list[tuple[object, ...]]:
+        """What a feed follower of the journal gets for `ops` (default: the acknowledged ones),
+        in order: ("event", seqNr, payload), ("delete", to), ("purge",)."""
+        entries: list[tuple[object, ...]] = []
+        for op in self.ops if ops is None else ops:
+            if op.kind == "append":
+                entries += [("event", n, self.payload(op.generation, n)) for n in op.seq_nrs]
+            elif op.kind == "delete":
+                entries.append(("delete", op.to))
+            else:
+                entries.append(("purge",))
+        return entries
+
+    def expected_read(self, ops: list[Op] | None = None) -> list[tuple[int, JsonValue]]:
+        """The journal's events as readers must return them once `ops` (default: the
+        acknowledged ones) are applied."""
+        events: dict[int, JsonValue] = {}
+        for op in self.ops if ops is None else ops:
+            if op.kind == "append":
+                events.update({n: self.payload(op.generation, n) for n in op.seq_nrs})
+            elif op.kind == "delete":
+                events = {n: p for n, p in events.items() if n > op.to}
+            else:
+                events = {}
+        return sorted(events.items())

@@ -26,7 +26,7 @@ from kjournal_dev.platform.topics import delete_topics
 
 from tests.faults.follower import FeedFollower
 from tests.faults.invariants import ReadEvents, Reads, Tally, tally
-from tests.faults.load import CountingTransport, JournalLoad, Ledger, payload_of
+from tests.faults.load import ChurnLoad, CountingTransport, JournalLoad, Ledger, payload_of
 from tests.faults.platform import (
     CASSANDRA,
     DOOMED_TOPIC,
@@ -52,6 +52,7 @@ REPLICATION_LIMIT_S = 240.0
 JOURNALS = 8
 READS = RetryPolicy(budget_s=120.0)  # the checker's reads wait out any recovery still going on
 FOLLOW_LIMIT_S = 120.0  # after replication caught up, for the feed to deliver the rest
+CHURNED = 4  # journals with deletes and purges in the followed scenario
 
 Fault = Callable[[], Awaitable[None]]
 
@@ -74,11 +75,14 @@ def _scenario(
     topics: tuple[str, ...] = (TOPIC,),
     checked_topics: tuple[str, ...] = (TOPIC,),
     follower: FeedFollower | None = None,
+    churn: tuple[ChurnLoad, ...] = (),
 ) -> tuple[Tally, Ledger, list[Key]]:
     """Load, fault, load, read, `recover`, wait for replication, read: the scenario's tally,
-    appended to the table (and asserted clean by the caller, after its own checks). A
-    `follower` follows the scenario's journals on the topic feed from before the load until it
-    has every acknowledged event (or FOLLOW_LIMIT_S passed): the caller checks what it got."""
+    appended to the table (and asserted clean by the caller, after its own checks). `churn`
+    journals (appends, deletes, purges) take the same load's deadline and faults; the caller
+    checks them. A `follower` follows the scenario's journals on the topic feed from before the
+    load until it has every acknowledged event and every churned journal's acknowledged timeline
+    (or FOLLOW_LIMIT_S passed): the caller checks what it got."""
 
     async def run() -> tuple[Tally, Ledger, list[Key]]:
         async with contextlib.AsyncExitStack() as stack:
@@ -86,7 +90,14 @@ def _scenario(
                 await stack.enter_async_context(follower)
             outcome = await load_and_check()
             if follower is not None:
-                await follower.wait_for(outcome[1].acknowledged, FOLLOW_LIMIT_S)
+                acknowledged = outcome[1].acknowledged
+
+                def complete() -> bool:
+                    return follower.has(acknowledged) and all(
+                        len(follower.timeline(c.key.id)) >= len(c.timeline()) for c in churn
+                    )
+
+                await follower.wait_until(complete, FOLLOW_LIMIT_S)
             return outcome
 
     async def load_and_check() -> tuple[Tally, Ledger, list[Key]]:
@@ -111,6 +122,7 @@ def _scenario(
                 for key in keys
             ]
             tasks = [asyncio.create_task(load.run(stop)) for load in loads]
+            tasks += [asyncio.create_task(c.run(client, ledger, give_up_at, stop)) for c in churn]
             await asyncio.sleep(warmup_s)
             await fault()
             await asyncio.sleep(after_s)
@@ -335,23 +347,29 @@ def test_writer_killed_and_restarted(faults_platform: FaultPlatform, tallies: li
     _assert_clean(result)
 
 
-def test_a_feed_follower_gets_every_acknowledged_event_once_through_broker_and_reader_kills(
+def test_a_feed_follower_gets_every_acknowledged_event_and_control_in_place_through_broker_and_reader_kills(
     faults_platform: FaultPlatform, tallies: list[Tally]
 ) -> None:
     fp = faults_platform
     name = "followed, broker and reader SIGKILL"
-    follower = FeedFollower(fp.url(READER), TOPIC, name.replace(" ", "-") + "-", READS)
+    slug = name.replace(" ", "-")
+    follower = FeedFollower(fp.url(READER), TOPIC, slug + "-", READS)
+    churn = tuple(ChurnLoad(Key(TOPIC, f"{slug}-churn-{n}")) for n in range(CHURNED))
 
     async def broker_then_reader() -> None:
         await kill_and_restart(fp, KAFKA, down_s=5.0)()
         await asyncio.sleep(3.0)
         await kill_and_restart(fp, READER, down_s=2.0)()
 
-    result, ledger, _ = _scenario(fp, tallies, name, broker_then_reader, follower=follower)
+    result, ledger, keys = _scenario(
+        fp, tallies, name, broker_then_reader, resend_every=5, follower=follower, churn=churn
+    )
     _assert_clean(result)
     assert follower.failure is None, follower.failure
     assert follower.others == []
-    delivered = follower.delivered
+
+    appended = {key.id for key in keys}
+    delivered = [(journal, seq_nr) for journal, seq_nr in follower.delivered if journal in appended]
     twice = [event for event, count in Counter(delivered).items() if count > 1]
     assert not twice, f"delivered twice: {twice[:10]}"
     last: dict[str, int] = {}
@@ -367,6 +385,35 @@ def test_a_feed_follower_gets_every_acknowledged_event_once_through_broker_and_r
         f"{len(missing)} acknowledged events never delivered: {sorted(missing)[:10]}"
     )
     assert set(delivered) <= sent, sorted(set(delivered) - sent)[:10]
+
+    # The churned journals: each one's events, deletes and purges delivered once, in the order
+    # its writer had them acknowledged (a delete in place: after the events it covers, before
+    # the next append), then at most the one operation left unanswered at the deadline.
+    kinds = Counter(op.kind for c in churn for op in c.ops)
+    assert kinds["delete"], f"the churn load sent no delete: {kinds}"
+    assert kinds["purge"], f"the churn load sent no purge: {kinds}"
+    for c in churn:
+        expected, got = c.timeline(), follower.timeline(c.key.id)
+        assert got[: len(expected)] == expected, _first_difference(c.key.id, expected, got)
+        rest = got[len(expected) :]
+        assert rest in ([], c.timeline([c.pending]) if c.pending else []), (c.key.id, rest)
+
+    # ... and their reads, replication done, are what those operations leave.
+    reads = asyncio.run(read_journals(fp, [c.key for c in churn]))
+    for c in churn:
+        possible = [c.expected_read()]
+        if c.pending is not None:
+            possible.append(c.expected_read([*c.ops, c.pending]))
+        assert reads[c.key] in possible, (c.key.id, reads[c.key], possible[0])
+
+
+def _first_difference(
+    journal: str, expected: list[tuple[object, ...]], got: list[tuple[object, ...]]
+) -> str:
+    at = next((i for i, (e, g) in enumerate(zip(expected, got, strict=False)) if e != g), None)
+    if at is None:
+        return f"{journal}: {len(got)} entries delivered of {len(expected)} acknowledged"
+    return f"{journal}: entry {at} is {got[at]}, expected {expected[at]} (of {len(expected)})"
 
 
 def test_reader_killed_mid_stream_and_the_client_resumes(
