@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any, Generic, TypeVar
 
+import orjson
 from kjournal.spans import recording
 from opentelemetry.trace import get_current_span
 
@@ -24,10 +25,21 @@ __all__ = ["Prefetched", "ndjson_chunks", "ndjson_line", "prefetch"]
 T = TypeVar("T")
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ORJSON_OPTIONS = (
+    orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
 
 
 def ndjson_line(value: Any) -> bytes:
-    return (_encoder.encode(value) + "\n").encode()
+    """One line: compact JSON, non-ASCII as raw UTF-8, then a newline.
+
+    orjson first (a tenth of the standard library's time, which a stream pays per line); what
+    orjson refuses (integers beyond 64 bits, lone surrogates, values that are not JSON) takes
+    the standard library's path, which writes big integers and raises for the rest as before."""
+    try:
+        return orjson.dumps(value, option=_ORJSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        return (_encoder.encode(value) + "\n").encode()
 
 
 class Prefetched(Generic[T]):

@@ -12,6 +12,7 @@ seqNrs, base64 payloads, durations) is checked when a request becomes model valu
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -62,8 +63,12 @@ NDJSON_CONTENT_TYPE = "application/x-ndjson"
 """Streamed answers: one JSON document per line."""
 
 
+@lru_cache(maxsize=1024)
 def format_timestamp(value: datetime) -> str:
-    """ISO 8601 in UTC with milliseconds and a `Z`, as Kafka keeps timestamps."""
+    """ISO 8601 in UTC with milliseconds and a `Z`, as Kafka keeps timestamps.
+
+    Memoized: every event of an append shares its record's timestamp, and a stream formats
+    one per line. Equal datetimes are the same instant, so they format alike."""
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

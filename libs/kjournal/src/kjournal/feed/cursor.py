@@ -53,13 +53,15 @@ class Cursor:
         return Cursor({**self.positions, partition: position})
 
     def encode(self) -> str:
-        items = []
-        for partition in sorted(self.positions):
-            position = self.positions[partition]
-            item = f"{partition}:{position.offset}"
-            items.append(f"{item}:{position.skip}" if position.skip else item)
-        text = ",".join(items).encode("ascii")
-        return _VERSION + base64.urlsafe_b64encode(text).decode("ascii").rstrip("=")
+        text = ",".join(
+            [
+                f"{partition}:{position.offset}:{position.skip}"
+                if position.skip
+                else f"{partition}:{position.offset}"
+                for partition, position in sorted(self.positions.items())
+            ]
+        )
+        return _VERSION + base64.urlsafe_b64encode(text.encode("ascii")).decode("ascii").rstrip("=")
 
     @classmethod
     def decode(cls, text: str) -> Cursor:
