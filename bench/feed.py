@@ -187,7 +187,9 @@ class Arrivals:
                 await asyncio.wait_for(self._arrived.wait(), remaining)
 
 
-async def paced(rate: float, seconds: float, send: Callable[[str, int], Awaitable[None]]) -> int:
+async def paced(
+    rate: float, seconds: float, send: Callable[[str, int], Awaitable[None]], prefix: str
+) -> int:
     """`send(journal, seqNr)` at `rate` a second over LIVE_JOURNALS journals, each journal's
     appends one after the other (a journal whose last append is still in flight is skipped for
     that tick's slot and takes the next free one)."""
@@ -197,7 +199,7 @@ async def paced(rate: float, seconds: float, send: Callable[[str, int], Awaitabl
         seq = 0
         while await queues[n].get() is not None:
             seq += 1
-            await send(f"live-{n}", seq)
+            await send(f"{prefix}{n}", seq)
 
     workers = [asyncio.create_task(worker(n)) for n in range(LIVE_JOURNALS)]
     total = int(rate * seconds)
@@ -220,9 +222,11 @@ async def live_tail(
     seconds: float,
     append: Callable[[str, int], Awaitable[None]],
     measured_from: str,
+    journals: str,
 ) -> None:
-    """Follow the feed from its end while `append(journal, seqNr)` runs at `rate`; report the
-    latency from each append's return to its event's arrival."""
+    """Follow the feed from its end while `append(journal, seqNr)` runs at `rate` over the
+    journals named `journals` + n; report the latency from each append's return to its event's
+    arrival."""
     arrivals = Arrivals()
     following = asyncio.create_task(arrivals.follow(reader, topic))
     await asyncio.wait_for(arrivals.ready.wait(), 30)
@@ -233,7 +237,7 @@ async def live_tail(
         sent[(journal, seq)] = time.perf_counter()
 
     began = time.perf_counter()
-    total = await paced(rate, seconds, timed)
+    total = await paced(rate, seconds, timed, journals)
     took = time.perf_counter() - began
     await _report(
         f"live tail, {total} appends at {total / took:,.0f}/s (asked {rate:,.0f}/s), "
@@ -256,7 +260,7 @@ async def live_from_ack(
         async def produce(journal: str, seq: int) -> None:
             await store.journal(Key(topic, journal)).produce(_event(seq))
 
-        await live_tail(reader, topic, rate, seconds, produce, "broker ack")
+        await live_tail(reader, topic, rate, seconds, produce, "broker ack", "live-ack-")
 
 
 async def live_from_201(writer: str, reader: str, topic: str, rate: float, seconds: float) -> None:
@@ -265,7 +269,10 @@ async def live_from_201(writer: str, reader: str, topic: str, rate: float, secon
         async def append(journal: str, seq: int) -> None:
             await client.append(Key(topic, journal), _event(seq))
 
-        await live_tail(reader, topic, rate, seconds, append, "writer's 201 over HTTP")
+        # Journals of its own: the first phase's appends again would be replays, never delivered.
+        await live_tail(
+            reader, topic, rate, seconds, append, "writer's 201 over HTTP", "live-http-"
+        )
 
 
 async def _report(

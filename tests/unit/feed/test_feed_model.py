@@ -224,6 +224,44 @@ def test_a_partition_the_topic_does_not_have_is_invalid_input():
         _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, partitions=[0, 3]))
 
 
+def _follow(
+    log: InMemoryPartitionLog, store: InMemoryReplicatedStore, request: FeedRequest
+) -> list[FeedEntry]:
+    """What a live tail of `request` delivers of the log's records: the entries between the
+    start heartbeat and the one after the source's first batch (which holds every record)."""
+    reader = JournalReader(InMemoryEventualReader(store), log, log)
+    feed = TopicFeed(_Source(log), reader)
+
+    async def run() -> list[FeedEntry]:
+        following = feed.follow(await feed.plan(request), heartbeat_s=0)
+        assert isinstance(await anext(following), FeedHeartbeat)
+        entries: list[FeedEntry] = []
+        while not isinstance(entry := await anext(following), FeedHeartbeat):
+            entries.append(entry)
+        await following.aclose()  # type: ignore[attr-defined]
+        return entries
+
+    return asyncio.run(run())
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=histories_with_retries(), data=st.data())
+def test_a_live_tail_from_any_cursor_delivers_what_a_catch_up_from_it_does(
+    ops: list[tuple[Key, Op]], data: st.DataObject
+) -> None:
+    # The live tail looks up the states of a batch's new journals all at once, ahead of their
+    # records (the catch-up, one at a time as they come): the entries must not differ.
+    log = _log_with(ops)
+    records = log.records[0]
+    store = InMemoryReplicatedStore()
+    _replicate(store, records[: data.draw(st.integers(0, len(records)))])
+    full = _feed(log, store, FeedRequest(TOPIC))
+    index = data.draw(st.integers(0, len(full) - 1))
+    request = FeedRequest(TOPIC, after=full[index - 1].cursor if index else None)
+    caught_up = _feed(log, store, request)
+    assert _follow(log, store, request) == caught_up[:-1]
+
+
 def test_following_delivers_what_a_catch_up_does_then_heartbeats_then_new_records():
     log = _log_with([a(1, 3), NOISE, d(2)])
     store = InMemoryReplicatedStore()

@@ -14,6 +14,7 @@ in a catch-up, a share of them per partition in a live tail; and the records of 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ from kjournal.read import JournalReader, event_records
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
 __all__ = ["FeedPlan", "FeedRequest", "TopicFeed"]
+
+RESOLVE_CONCURRENCY = 16  # journal state lookups at once (each a Cassandra read and a Kafka scan)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,13 +131,49 @@ class TopicFeed:
         )
         quiet_since = time.monotonic()
         async for batch in batches:
+            resolved = await self._resolve_new(plan, batch, states)
             for raw in batch:
-                async for entry in self._next(plan, raw, states[raw.partition], positions):
+                journals = states[raw.partition]
+                async for entry in self._next(plan, raw, journals, positions, resolved):
                     quiet_since = time.monotonic()
                     yield entry
             if time.monotonic() - quiet_since >= heartbeat_s:
                 quiet_since = time.monotonic()
                 yield FeedHeartbeat(Cursor(dict(positions)))
+
+    async def _resolve_new(
+        self, plan: FeedPlan, batch: list[ConsumedRecord], states: dict[int, JournalStates]
+    ) -> dict[tuple[int, str], JournalState]:
+        """The states of the batch's journals that no partition's states hold yet, looked up
+        at once (RESOLVE_CONCURRENCY at a time) rather than one after the other as their first
+        records come up: a live tail meeting a hundred journals would otherwise wait out a
+        hundred lookups in a row. Each is the state `_record` would look up for the journal's
+        first record in the batch; a journal not met before it has the same state at the
+        partition's start as right before that record."""
+        firsts: dict[tuple[int, str], int] = {}
+        for raw in batch:
+            try:
+                id_ = (raw.key or b"").decode("utf-8")
+            except UnicodeDecodeError:
+                continue  # _record quarantines it; nothing to look up
+            journal = (raw.partition, id_)
+            if id_ and journal not in firsts and id_ not in states[raw.partition]:
+                firsts[journal] = raw.offset
+        if len(firsts) < 2:
+            return {}  # one lookup gains nothing from being made early
+        limit = asyncio.Semaphore(RESOLVE_CONCURRENCY)
+        topic = plan.request.topic
+
+        async def resolve(journal: tuple[int, str], offset: int) -> JournalState:
+            partition, id_ = journal
+            at = offset if states[partition].evicted else plan.starts[partition].offset
+            async with limit:
+                return await self._resolver.state_at(
+                    Key(topic, id_), partition, at, plan.beginnings[partition]
+                )
+
+        found = await asyncio.gather(*(resolve(j, offset) for j, offset in firsts.items()))
+        return dict(zip(firsts, found, strict=True))
 
     async def _partition(
         self, plan: FeedPlan, partition: int, positions: dict[int, Position]
@@ -155,8 +194,10 @@ class TopicFeed:
         raw: ConsumedRecord,
         states: JournalStates,
         positions: dict[int, Position],
+        resolved: dict[tuple[int, str], JournalState] | None = None,
     ) -> AsyncIterator[FeedEntry]:
-        """The entries of the next record of its partition; the partition's position after it."""
+        """The entries of the next record of its partition; the partition's position after it.
+        `resolved`: states looked up ahead (`_resolve_new`), each taken once."""
         partition = raw.partition
         expected = positions[partition].offset
         if raw.offset > expected and not plan.request.id_prefix:
@@ -166,7 +207,12 @@ class TopicFeed:
             await self._check_held(plan.request.topic, partition, expected)
         start = plan.starts[partition]
         skip = start.skip if raw.offset == start.offset else 0
-        for entry in await self._record(plan, partition, raw, skip, states, positions):
+        ahead = None
+        if resolved:
+            id_ = (raw.key or b"").decode("utf-8", "replace")
+            found = resolved.pop((partition, id_), None)  # at the journal's first record only
+            ahead = None if found is None else (id_, found)
+        for entry in await self._record(plan, partition, raw, skip, states, positions, ahead):
             yield entry
         positions[partition] = Position(raw.offset + 1)
 
@@ -185,8 +231,10 @@ class TopicFeed:
         skip: int,
         states: JournalStates,
         positions: dict[int, Position],
+        ahead: tuple[str, JournalState] | None = None,
     ) -> list[FeedEvent | FeedControl]:
-        """The entries of one record from its `skip`th on, each with the cursor right after it."""
+        """The entries of one record from its `skip`th on, each with the cursor right after it.
+        `ahead`: the (journal id, state) looked up ahead for this record, if any."""
         offset = raw.offset
 
         def cursor(position: Position) -> Cursor:
@@ -210,6 +258,8 @@ class TopicFeed:
         action = record.action
         id_ = action.key.id
         state = states.get(id_)
+        if state is None and ahead is not None and ahead[0] == id_:
+            state = ahead[1]  # looked up ahead for this record (_resolve_new)
         if state is None:
             at = offset if states.evicted else plan.starts[partition].offset
             state = await self._resolver.state_at(

@@ -68,6 +68,9 @@ class JournalStates:
     def __len__(self) -> int:
         return len(self._states)
 
+    def __contains__(self, id_: object) -> bool:
+        return id_ in self._states  # without touching the order, unlike get
+
     def get(self, id_: str) -> JournalState | None:
         state = self._states.get(id_)
         if state is not None:
