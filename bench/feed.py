@@ -5,8 +5,8 @@ tail's latency.
                                 [--rate 1000] [--seconds 15] [--http-rate 50]
 
 Needs kjournal-dev's Kafka and Cassandra (`scripts/dev up`; KJOURNAL_DEV_KAFKA_PORT, default 9092).
-Starts its own reader process (and, for the last phase, a writer linked to it) on a fresh topic
-of 8 partitions, then, in the same run:
+Starts its own reader process (and, for the last phase, a writer linked to it), tracing with the
+Helm chart's default sampler, on a fresh topic of 8 partitions, then, in the same run:
 
 1. **catch-up**: fills the topic with journals × appends records of `--per-append` events each
    (one append after the other per journal, all journals at once), then alternates `--rounds`
@@ -55,6 +55,7 @@ from kjournal.read import event_records
 from kjournal.wire.record import decode_action_record
 
 from bench._http import bench_topic, dev_reader_settings, host, percentile, run, service_process
+from bench._tracing import tracing_env
 
 T = TypeVar("T")
 
@@ -252,6 +253,11 @@ def _event(seq: int) -> list[Event]:
     return [Event(SeqNr(seq), payload=JsonPayload({"n": seq}))]
 
 
+async def warm_up(reader: str, topic: str) -> None:
+    async with AsyncClient(reader_url=reader) as client:
+        await client.pointer(Key(topic, "catch-up-0"))
+
+
 async def live_from_ack(
     bootstrap: str, reader: str, topic: str, rate: float, seconds: float
 ) -> None:
@@ -323,7 +329,11 @@ def main() -> None:
     with ExitStack() as stack:
         topic = stack.enter_context(bench_topic(bootstrap, PARTITIONS))
         reader, _ = stack.enter_context(
-            service_process("kjournal_reader", dev_reader_settings(bootstrap), logs)
+            service_process(
+                "kjournal_reader",
+                {**dev_reader_settings(bootstrap), **tracing_env("default")},
+                logs,
+            )
         )
         written = bounded(
             "fill", fill(bootstrap, topic, args.journals, args.appends, args.per_append)
@@ -357,6 +367,10 @@ def main() -> None:
             f"{feed / raw:.3f} (goal ≥ 0.5); raw decoding {decoded:,.0f} events/s, feed/decoding "
             f"{feed / decoded:.3f}"
         )
+        # A reader meeting a topic for the first time starts its tail cache and waits until it
+        # has caught up with the topic's unreplicated records (docs/architecture.md, "tail cache"): the first journal
+        # read does, before any live phase, as a reader serving the topic has long done.
+        bounded("reader warm-up", warm_up(reader, topic))
         bounded(
             "live tail from the ack",
             live_from_ack(bootstrap, reader, topic, args.rate, args.seconds),

@@ -38,7 +38,7 @@ from kjournal.wire.record import ConsumedRecord, decode_action_record
 
 __all__ = ["FeedPlan", "FeedRequest", "TopicFeed"]
 
-RESOLVE_CONCURRENCY = 16  # journal state lookups at once (each a Cassandra read and a Kafka scan)
+RESOLVE_CONCURRENCY = 4  # state lookups at once per live tail (each a Cassandra read, maybe a scan)
 
 
 @dataclass(frozen=True, slots=True)
