@@ -5,6 +5,7 @@ snapshot topic, a stored event read back by kjournal's own client)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from eventsourcing.persistence import AggregateRecorder, InfrastructureFactory, StoredEvent
@@ -49,6 +50,7 @@ class TestKJournalAggregateRecorder(AggregateRecorderTestCase):
         with Client(None, self.env["KJOURNAL_READER_URL"]) as client:
             [record] = client.read(Key(self.env["KJOURNAL_TOPIC"], str(originator_id)))
         assert record.event.seq_nr == 2  # version + 1
+        assert record.event.tags == {"bank:Opened"}  # the event's class topic, for feed filters
         assert record.event.payload is not None
         assert record.event.payload.value == {"topic": "bank:Opened", "state": '{"owner":"Ada"}'}
 
@@ -70,3 +72,27 @@ class TestKJournalAggregateRecorder(AggregateRecorderTestCase):
         recorder.insert_events(events)
         assert recorder.select_events(first) == events[:2]
         assert recorder.select_events(second) == events[2:]
+
+    def test_newest_first_finds_the_last_of_sparse_versions(self) -> None:
+        # A snapshot store's read: versions far apart, the newest wanted (windows doubling down
+        # from the journal's seqNr, not a read of the whole journal).
+        recorder = self.create_recorder()
+        originator_id = self.new_originator_id()
+        versions = [1, 2, 90, 300, 301, 1000]
+        events = [StoredEvent(originator_id, v, "snapshot", str(v).encode()) for v in versions]
+        for event in events:
+            recorder.insert_events([event])
+
+        def newest(**kwargs: Any) -> list[int]:
+            selected = recorder.select_events(originator_id, desc=True, **kwargs)
+            return [event.originator_version for event in selected]
+
+        assert newest(limit=1) == [1000]
+        assert newest(limit=3) == [1000, 301, 300]
+        assert newest(lte=299, limit=1) == [90]
+        assert newest(lte=999, limit=2) == [301, 300]
+        assert newest(gt=300) == [1000, 301]
+        assert newest(gt=1, lte=90) == [90, 2]
+        assert newest() == versions[::-1]
+        assert newest(gt=1000) == []
+        assert recorder.select_events(self.new_originator_id(), desc=True, limit=1) == []

@@ -84,6 +84,32 @@ def test_async_follow_filters_by_tag(
     assert _events(asyncio.run(follow())) == [("b", 1)]
 
 
+def test_a_catch_up_ends_with_the_cursor_a_later_one_resumes_from(
+    writer: RunningService, reader: RunningService, topic: str
+) -> None:
+    with httpx.Client(timeout=60) as http:
+        assert c.append(http, writer.url, topic, "a", body(1, 2, "x", ("blue",))).status == 201
+    with Client(reader_url=reader.url, timeout=30) as client:
+        first = list(client.feed(topic))
+        assert _events(first) == [("a", 1), ("a", 2)]
+        assert first[-1].type == "end"
+        assert _events(list(client.feed(topic, tags=["red"]))) == []
+        with httpx.Client(timeout=60) as http:
+            assert c.append(http, writer.url, topic, "b", body(1, 1, "y", ("red",))).status == 201
+        later = list(client.feed(topic, first[-1].cursor))
+        assert _events(later) == [("b", 1)]
+        assert [item.type for item in client.feed(topic, from_end=True)] == ["end"]
+
+    async def from_inside_the_append() -> list[FeedItem]:
+        async with (
+            AsyncClient(reader_url=reader.url, timeout=30) as client,
+            aclosing(client.feed(topic, first[0].cursor)) as items,
+        ):
+            return [item async for item in items]
+
+    assert _events(asyncio.run(from_inside_the_append())) == [("a", 2), ("b", 1)]
+
+
 def test_kjournal_follow_prints_and_gives_the_cursor_on_ctrl_c(
     writer: RunningService, reader: RunningService, topic: str
 ) -> None:

@@ -48,5 +48,3 @@ def test_tracking_and_process_recorders_say_where_to_keep_a_view() -> None:
         factory.tracking_recorder()
     with pytest.raises(NotImplementedError, match=r"eventsourcing\.sqlite"):
         factory.process_recorder()
-    with pytest.raises(NotImplementedError, match="application recorder"):
-        factory.application_recorder()

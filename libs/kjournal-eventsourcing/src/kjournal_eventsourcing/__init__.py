@@ -8,13 +8,16 @@ prefix, as the library's other modules do, e.g. `BANKACCOUNTS_KJOURNAL_TOPIC`):
 * `KJOURNAL_WRITER_URL`, `KJOURNAL_READER_URL`: the services (default http://127.0.0.1:8081 and
   :8082, those of `scripts/dev up`), as for the `kjournal` command;
 * `KJOURNAL_TOKEN`: a bearer token, for services with authentication on;
-* `KJOURNAL_TOPIC`: the journal topic of the aggregates' events (default `journal`);
+* `KJOURNAL_TOPIC`: the journal topic of the aggregates' events (default `journal`); the
+  application recorder's must have one partition;
 * `KJOURNAL_SNAPSHOTS_TOPIC`: the topic of the snapshots (default `<topic>_snapshots`);
 * `KJOURNAL_TIMEOUT_S`: seconds per request (default 30), and as long again for resending an
   append whose outcome is unknown.
 """
 
 from __future__ import annotations
+
+from typing import Any, TypeVar
 
 from eventsourcing.persistence import (
     AggregateRecorder,
@@ -26,9 +29,20 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import Environment, EnvType
 
+from kjournal_eventsourcing.application import (
+    KJournalApplicationRecorder,
+    KJournalSubscription,
+)
 from kjournal_eventsourcing.recorders import KJournalAggregateRecorder
 
-__all__ = ["Factory", "KJournalAggregateRecorder"]
+__all__ = [
+    "Factory",
+    "KJournalAggregateRecorder",
+    "KJournalApplicationRecorder",
+    "KJournalSubscription",
+]
+
+R = TypeVar("R", bound=KJournalAggregateRecorder)
 
 DEFAULT_WRITER_URL = "http://127.0.0.1:8081"
 DEFAULT_READER_URL = "http://127.0.0.1:8082"
@@ -48,7 +62,7 @@ class Factory(InfrastructureFactory[TrackingRecorder]):
     WRITER_URL = "KJOURNAL_WRITER_URL"
     READER_URL = "KJOURNAL_READER_URL"
     TOKEN = "KJOURNAL_TOKEN"
-    TOPIC = "KJOURNAL_TOPIC"
+    JOURNAL_TOPIC = "KJOURNAL_TOPIC"  # not TOPIC: the library reads a class's TOPIC as its topic
     SNAPSHOTS_TOPIC = "KJOURNAL_SNAPSHOTS_TOPIC"
     TIMEOUT_S = "KJOURNAL_TIMEOUT_S"
 
@@ -69,23 +83,12 @@ class Factory(InfrastructureFactory[TrackingRecorder]):
             topic = self.env.get(self.SNAPSHOTS_TOPIC) or f"{self._topic()}_snapshots"
         else:
             raise InfrastructureFactoryError(f"no kjournal topic for recorder purpose {purpose!r}")
-        timeout_s = self._timeout_s()
-        recorder = KJournalAggregateRecorder(
-            topic,
-            self.env.get(self.WRITER_URL) or DEFAULT_WRITER_URL,
-            self.env.get(self.READER_URL) or DEFAULT_READER_URL,
-            token=self.env.get(self.TOKEN) or None,
-            timeout_s=timeout_s,
-            retry_budget_s=timeout_s,
-        )
-        self._recorders.append(recorder)
-        return recorder
+        return self._made(KJournalAggregateRecorder(topic, *self._services(), **self._options()))
 
     def application_recorder(self) -> ApplicationRecorder:
-        raise NotImplementedError(
-            "kjournal's application recorder (notification log on the topic feed) is not there "
-            "yet: use the aggregate recorder (`aggregate_recorder()`), or another module for "
-            "notifications"
+        """On KJOURNAL_TOPIC, which must have one partition (InfrastructureFactoryError)."""
+        return self._made(
+            KJournalApplicationRecorder(self._topic(), *self._services(), **self._options())
         )
 
     def tracking_recorder(
@@ -96,8 +99,26 @@ class Factory(InfrastructureFactory[TrackingRecorder]):
     def process_recorder(self) -> ProcessRecorder:
         raise NotImplementedError(_NO_TRACKING)
 
+    def _made(self, recorder: R) -> R:
+        self._recorders.append(recorder)
+        return recorder
+
+    def _services(self) -> tuple[str, str]:
+        return (
+            self.env.get(self.WRITER_URL) or DEFAULT_WRITER_URL,
+            self.env.get(self.READER_URL) or DEFAULT_READER_URL,
+        )
+
+    def _options(self) -> dict[str, Any]:
+        timeout_s = self._timeout_s()
+        return {
+            "token": self.env.get(self.TOKEN) or None,
+            "timeout_s": timeout_s,
+            "retry_budget_s": timeout_s,
+        }
+
     def _topic(self) -> str:
-        return self.env.get(self.TOPIC) or DEFAULT_TOPIC
+        return self.env.get(self.JOURNAL_TOPIC) or DEFAULT_TOPIC
 
     def _timeout_s(self) -> float:
         value = self.env.get(self.TIMEOUT_S) or "30"

@@ -1,7 +1,9 @@
 """A stored event as a kjournal event, and back: the aggregate is the journal, the version is
 the seqNr less one, the event's class topic and its state go into a JSON payload.
 
-The state is kept exactly as the library made it (transcoded, maybe compressed or encrypted): as
+The event's class topic is also the kjournal event's one tag, so a topic feed (and the
+application recorder's `topics=`) filters by it before payloads are decoded. The state is kept
+exactly as the library made it (transcoded, maybe compressed or encrypted): as
 text when it is UTF-8 (the JSON transcoder's output, readable with `kjournal read`), else as
 base64.
 """
@@ -12,10 +14,17 @@ import base64
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import DataError, StoredEvent
+from eventsourcing.persistence import DataError, Notification, StoredEvent
 from kjournal.model import Event, EventRecord, JsonPayload, SeqNr
 
-__all__ = ["from_record", "seq_nr", "to_event", "version"]
+__all__ = [
+    "from_record",
+    "originator_id_of",
+    "seq_nr",
+    "to_event",
+    "to_notification",
+    "version",
+]
 
 
 def seq_nr(version: int) -> int:
@@ -35,7 +44,11 @@ def to_event(stored: StoredEvent) -> Event:
         body["state"] = stored.state.decode("utf-8")
     except UnicodeDecodeError:
         body["stateBase64"] = base64.b64encode(stored.state).decode("ascii")
-    return Event(SeqNr(seq_nr(stored.originator_version)), payload=JsonPayload(body))
+    return Event(
+        SeqNr(seq_nr(stored.originator_version)),
+        tags=frozenset({stored.topic}),
+        payload=JsonPayload(body),
+    )
 
 
 def from_record(originator_id: UUID | str, record: EventRecord) -> StoredEvent:
@@ -57,4 +70,25 @@ def from_record(originator_id: UUID | str, record: EventRecord) -> StoredEvent:
         originator_version=version(record.event.seq_nr),
         topic=topic,
         state=state,
+    )
+
+
+def originator_id_of(journal_id: str) -> UUID | str:
+    """A journal id as the library's originator id: a UUID when it is one written canonically
+    (as `str(uuid)` writes it), else the text."""
+    try:
+        parsed = UUID(journal_id)
+    except ValueError:
+        return journal_id
+    return parsed if str(parsed) == journal_id else journal_id
+
+
+def to_notification(journal_id: str, record: EventRecord, notification_id: int) -> Notification:
+    stored = from_record(originator_id_of(journal_id), record)
+    return Notification(
+        id=notification_id,
+        originator_id=stored.originator_id,
+        originator_version=stored.originator_version,
+        topic=stored.topic,
+        state=stored.state,
     )

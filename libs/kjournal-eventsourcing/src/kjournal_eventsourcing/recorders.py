@@ -31,12 +31,14 @@ from kjournal.errors import (
     Unavailable,
 )
 from kjournal.model import SEQ_NR_MAX, Events, Key
+from kjournal.model.results import AppendResult
 
 from kjournal_eventsourcing.codec import from_record, seq_nr, to_event
 
 __all__ = ["KJournalAggregateRecorder"]
 
 _SEND_ONCE = RetryPolicy(attempts=1)
+_FIRST_WINDOW = 64  # seqNrs of a newest-first read's first window
 
 
 class KJournalAggregateRecorder(AggregateRecorder):
@@ -64,6 +66,11 @@ class KJournalAggregateRecorder(AggregateRecorder):
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
+        self._insert(stored_events)
+        return None
+
+    def _insert(self, stored_events: Sequence[StoredEvent]) -> list[tuple[AppendResult, int]]:
+        """Each aggregate's append: where it was taken, and how many events it has."""
         batches = [
             (originator_id, list(events))
             for originator_id, events in groupby(stored_events, key=lambda e: e.originator_id)
@@ -77,11 +84,12 @@ class KJournalAggregateRecorder(AggregateRecorder):
                     f"the versions of {originator_id} must increase within an insert: {versions}"
                 )
         # One append per aggregate: atomic for each, not across aggregates (docs/eventsourcing.md).
-        for originator_id, events in batches:
-            self._append(Key(self.topic, str(originator_id)), events)
-        return None
+        return [
+            (self._append(Key(self.topic, str(originator_id)), events), len(events))
+            for originator_id, events in batches
+        ]
 
-    def _append(self, key: Key, events: list[StoredEvent]) -> None:
+    def _append(self, key: Key, events: list[StoredEvent]) -> AppendResult:
         batch = Events(tuple(to_event(event) for event in events))
         first_failure: float | None = None
         attempt = 0
@@ -106,7 +114,7 @@ class KJournalAggregateRecorder(AggregateRecorder):
                 raise OperationalError(f"{key}: {exc}") from exc
             if result.replay and attempt == 1:
                 raise IntegrityError(f"{key}: these versions are already recorded")
-            return
+            return result
 
     def select_events(
         self,
@@ -120,16 +128,31 @@ class KJournalAggregateRecorder(AggregateRecorder):
         key = Key(self.topic, str(originator_id))
         from_ = 1 if gt is None else seq_nr(gt) + 1
         to = SEQ_NR_MAX if lte is None else seq_nr(lte)
-        if to < from_:
+        if to < from_ or (limit is not None and limit <= 0):
             return []
         try:
-            records = self._reader.read(key, from_, to, limit=None if desc else limit)
-            stored = [from_record(originator_id, record) for record in records]
+            if desc:
+                return self._newest_first(originator_id, key, from_, to, limit)
+            records = self._reader.read(key, from_, to, limit=limit)
+            return [from_record(originator_id, record) for record in records]
         except KJournalError as exc:
             raise OperationalError(f"{key}: {exc}") from exc
-        if desc:
-            # The reader reads oldest first: a newest-first read reads the range whole.
-            stored.reverse()
-            if limit is not None:
-                stored = stored[:limit]
-        return stored
+
+    def _newest_first(
+        self, originator_id: UUID | str, key: Key, from_: int, to: int, limit: int | None
+    ) -> list[StoredEvent]:
+        """Newest first without reading the whole range: from the journal's seqNr down, in
+        windows that double (a snapshot store's `limit=1` read is one or a few short reads)."""
+        pointer = self._reader.pointer(key)
+        if pointer is None:
+            return []
+        high = min(to, pointer)
+        window = min(limit or _FIRST_WINDOW, _FIRST_WINDOW)
+        stored: list[StoredEvent] = []
+        while high >= from_ and (limit is None or len(stored) < limit):
+            low = max(from_, high - window + 1)
+            records = list(self._reader.read(key, low, high))
+            stored.extend(from_record(originator_id, record) for record in reversed(records))
+            high = low - 1
+            window *= 2
+        return stored if limit is None else stored[:limit]

@@ -19,6 +19,8 @@ from kjournal.client._base import (
     MarkResult,
     RetryPolicy,
     error_for_response,
+    feed_item_of_line,
+    feed_params,
     journal_id_of_line,
     merged_headers,
     trace_context,
@@ -169,6 +171,30 @@ class AsyncClient(BaseClient):
             except httpx.TransportError as exc:
                 cursor.unreachable(exc)
             await asyncio.sleep(cursor.pause())
+
+    async def feed(
+        self,
+        topic: str,
+        after: str | None = None,
+        *,
+        from_end: bool = False,
+        tags: Sequence[str] = (),
+        id_prefix: str | None = None,
+        partitions: Sequence[int] | None = None,
+    ) -> AsyncGenerator[FeedItem, None]:
+        """`Client.feed`, asynchronously; close it (contextlib.aclosing) when you stop early."""
+        params = feed_params(from_end, tags, id_prefix, partitions)
+        if after is not None:
+            params["after"] = after
+        async with self._http.stream(
+            "GET", self._feed_url(topic), params=params, headers=trace_context()
+        ) as response:
+            if not response.is_success:
+                await response.aread()
+                raise error_for_response(response)
+            async for line in response.aiter_lines():
+                if line:
+                    yield feed_item_of_line(line)
 
     async def follow(
         self,

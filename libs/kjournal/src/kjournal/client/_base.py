@@ -72,6 +72,8 @@ __all__ = [
     "RetryPolicy",
     "decode_line",
     "error_for_response",
+    "feed_item_of_line",
+    "feed_params",
     "journal_path",
     "trace_context",
     "transport_error",
@@ -216,6 +218,30 @@ def journal_id_of_line(line: str) -> str:
     if isinstance(item, Problem):
         raise error_for_problem(item)
     return item
+
+
+def feed_params(
+    from_end: bool, tags: Sequence[str], id_prefix: str | None, partitions: Sequence[int] | None
+) -> dict[str, Any]:
+    """A topic feed's query, but for the cursor (docs/feed.md)."""
+    params: dict[str, Any] = {"from": "end" if from_end else "start"}
+    if tags:
+        params["tag"] = list(tags)
+    if id_prefix:
+        params["idPrefix"] = id_prefix
+    if partitions is not None:
+        params["partitions"] = ",".join(str(p) for p in partitions)
+    return params
+
+
+def feed_item_of_line(line: str) -> FeedItem:
+    """One line of a catch-up feed; the problem that ended the stream is raised."""
+    value = _json_line(line)
+    if isinstance(value, Problem):
+        raise error_for_problem(value)
+    if not isinstance(value, dict):
+        raise FormatError(f"not a feed line: {line[:100]!r}")
+    return feed_item_from_json(value)
 
 
 def read_params(from_: int, to: int | None, limit: int | None) -> dict[str, int]:
@@ -392,17 +418,13 @@ class BaseClient:
         partitions: Sequence[int] | None,
         heartbeat_s: float | None,
     ) -> FollowCursor:
-        params: dict[str, Any] = {"from": "end" if from_end else "start"}
+        params = feed_params(from_end, tags, id_prefix, partitions)
         if heartbeat_s is not None:
             params["heartbeat"] = heartbeat_s
-        if tags:
-            params["tag"] = list(tags)
-        if id_prefix:
-            params["idPrefix"] = id_prefix
-        if partitions is not None:
-            params["partitions"] = ",".join(str(p) for p in partitions)
-        url = self._reader(topic_path(topic, "/events"))
-        return FollowCursor(url, params, after, self.retry)
+        return FollowCursor(self._feed_url(topic), params, after, self.retry)
+
+    def _feed_url(self, topic: str) -> str:
+        return self._reader(topic_path(topic, "/events"))
 
     def _replication_call(self, topic: str) -> Call[TopicReplication]:
         return Call("GET", self._reader(topic_path(topic, "/replication")), _replication)

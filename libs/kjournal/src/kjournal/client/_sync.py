@@ -18,6 +18,8 @@ from kjournal.client._base import (
     MarkResult,
     RetryPolicy,
     error_for_response,
+    feed_item_of_line,
+    feed_params,
     journal_id_of_line,
     merged_headers,
     trace_context,
@@ -166,6 +168,34 @@ class Client(BaseClient):
             except httpx.TransportError as exc:
                 cursor.unreachable(exc)
             time.sleep(cursor.pause())
+
+    def feed(
+        self,
+        topic: str,
+        after: str | None = None,
+        *,
+        from_end: bool = False,
+        tags: Sequence[str] = (),
+        id_prefix: str | None = None,
+        partitions: Sequence[int] | None = None,
+    ) -> Generator[FeedItem, None, None]:
+        """The topic feed's catch-up (docs/feed.md): its items from `after` (a cursor an item
+        gave; None: the start, or the end with `from_end`) up to the end offsets as of the
+        request, the last one an `end` item whose cursor resumes after everything read. Not
+        resumed after a failure (its error is raised): start again from the last item's cursor.
+        Close the iterator if you stop early."""
+        params = feed_params(from_end, tags, id_prefix, partitions)
+        if after is not None:
+            params["after"] = after
+        with self._http.stream(
+            "GET", self._feed_url(topic), params=params, headers=trace_context()
+        ) as response:
+            if not response.is_success:
+                response.read()
+                raise error_for_response(response)
+            for line in response.iter_lines():
+                if line:
+                    yield feed_item_of_line(line)
 
     def follow(
         self,
