@@ -10,6 +10,10 @@ kjournal's default record size: the library's non-interleaving test appends 1,00
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -322,3 +326,44 @@ class TestProjectionWithItsViewOnSQLite(
             f"{view}_PERSISTENCE_MODULE": "eventsourcing.sqlite",
             f"{view}_SQLITE_DBNAME": str(tmp_path / "view.db"),
         }
+
+
+EXAMPLE = Path(__file__).parents[3] / "libs" / "kjournal-eventsourcing" / "examples" / "bank.py"
+
+
+def test_the_example_application_runs_and_the_cli_reads_its_events(
+    app_env: dict[str, str],
+) -> None:
+    """The README's example, with no replicator anywhere (these services have none): the
+    application reads what it wrote from Kafka alone, and so does `kjournal read`."""
+    env = {**os.environ, **app_env}
+    ran = subprocess.run(
+        [sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "refused: Ada has 70.00, not 1000.00" in ran.stdout
+    account = re.search(r"account (\S+): balance 70\.00", ran.stdout)
+    assert account is not None, ran.stdout
+    logged = re.findall(r"^\s+(\d+)\s+(\d)\s+(\w+)$", ran.stdout, re.MULTILINE)
+    assert [(version, name) for _, version, name in logged] == [
+        ("1", "Opened"),
+        ("2", "Deposited"),
+        ("3", "Deposited"),
+        ("4", "Deposited"),
+        ("5", "Deposited"),
+        ("6", "Withdrawn"),
+    ]
+    read = subprocess.run(
+        [sys.executable, "-m", "kjournal.cli", "read", app_env["KJOURNAL_TOPIC"], account[1]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert read.returncode == 0, read.stderr
+    shown = [
+        match[1]
+        for line in read.stdout.splitlines()
+        if (match := re.search(r"__main__:Account\.(\w+)", line))
+    ]
+    assert shown == ["Opened", "Deposited", "Deposited", "Deposited", "Deposited", "Withdrawn"]

@@ -44,3 +44,29 @@ def test_a_service_that_does_not_answer_is_not_ready():
     ready, detail = probe("http://127.0.0.1:9", timeout_s=0.5)
     assert not ready
     assert detail.startswith("not answering")
+
+
+def test_application_topics_and_their_snapshots_are_journal_topics_too(tmp_path: Path):
+    config = DevConfig.from_env(
+        {
+            "KJOURNAL_DEV_CACHE": str(tmp_path),
+            "KJOURNAL_DEV_TOPICS": "journal",
+            "KJOURNAL_DEV_APPLICATION_TOPICS": "journal_bank, journal_shop",
+        }
+    )
+    assert config.application_topics == ("journal_bank", "journal_shop")
+    assert config.journal_topics == (
+        "journal",
+        "journal_bank_snapshots",
+        "journal_shop_snapshots",
+        "journal_bank",
+        "journal_shop",
+    )
+    by_name = {spec.name: spec for spec in SERVICES}
+    writer_env = by_name["writer"].env_of(config, tmp_path / "writer")
+    assert writer_env["KJOURNAL_HTTP__TOPIC_PREFIX"] == "journal"
+    pattern = by_name["replicator"].env_of(config, tmp_path / "replicator")
+    assert pattern["KJOURNAL_TOPICS__PATTERN"] == (
+        "(journal|journal_bank_snapshots|journal_shop_snapshots|journal_bank|journal_shop)"
+    )
+    assert DevConfig.from_env({"KJOURNAL_DEV_CACHE": str(tmp_path)}).application_topics == ()

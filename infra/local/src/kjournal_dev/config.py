@@ -49,6 +49,12 @@ def _installed_pyspark_version() -> str:
         return DEFAULT_SPARK_VERSION
 
 
+def _comma_separated(value: object) -> object:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
 def _port(default: int, what: str) -> Any:
     return Field(default=default, ge=1, le=65535, description=what)
 
@@ -103,6 +109,11 @@ class DevConfig(BaseModel):
         default=("journal",), description="comma-separated topics `up` creates"
     )
     partitions: int = Field(default=8, ge=1, description="partitions of the topics `up` creates")
+    application_topics: tuple[str, ...] = Field(
+        default=(),
+        description="comma-separated application topics `up` creates with one partition, each "
+        "with its `<name>_snapshots` sibling (docs/eventsourcing.md); journal topics too",
+    )
     keyspace: str = Field(default="journal", description="keyspace that receives the schema")
     kafka_timeout_s: int = Field(
         default=90, ge=1, alias="KJOURNAL_DEV_KAFKA_TIMEOUT", description="seconds Kafka may take"
@@ -149,9 +160,21 @@ class DevConfig(BaseModel):
     @field_validator("topics", mode="before")
     @classmethod
     def _split_topics(cls, value: object) -> object:
-        if isinstance(value, str):
-            value = tuple(part.strip() for part in value.split(",") if part.strip())
-        return value or ("journal",)
+        return _comma_separated(value) or ("journal",)
+
+    @field_validator("application_topics", mode="before")
+    @classmethod
+    def _split_application_topics(cls, value: object) -> object:
+        return _comma_separated(value)
+
+    @property
+    def snapshot_topics(self) -> tuple[str, ...]:
+        return tuple(f"{topic}_snapshots" for topic in self.application_topics)
+
+    @property
+    def journal_topics(self) -> tuple[str, ...]:
+        """Every topic `up` creates: the services and the replicator take them all."""
+        return (*self.topics, *self.snapshot_topics, *self.application_topics)
 
     @field_validator("cache_dir", "build_cache_dir", "state_dir", "maven_local_repo")
     @classmethod

@@ -257,17 +257,17 @@ class Platform:
 
     def _ensure_topics(self, report: Reporter) -> None:
         config = self.config
-        asyncio.run(
-            topics.ensure_topics(
-                config.kafka_bootstrap,
-                config.topics,
-                config.partitions,
-                options=self._kafka_options(),
+        groups = [(config.topics + config.snapshot_topics, config.partitions)]
+        if config.application_topics:
+            groups.append((config.application_topics, 1))
+        for names, partitions in groups:
+            asyncio.run(
+                topics.ensure_topics(
+                    config.kafka_bootstrap, names, partitions, options=self._kafka_options()
+                )
             )
-        )
-        report(
-            f"topics ready: {', '.join(config.topics)} ({config.partitions} partitions when new)"
-        )
+            counted = f"{partitions} partition" + ("s" if partitions > 1 else "")
+            report(f"topics ready: {', '.join(names)} ({counted} when new)")
 
     def _ensure_schema(
         self, credentials: Credentials | None, data_dir: Path, report: Reporter
@@ -289,7 +289,7 @@ class Platform:
             cassandra_host=config.host,
             cassandra_port=config.cassandra_port,
             keyspace=config.keyspace,
-            topics=config.topics,
+            topics=config.journal_topics,
             spark_kafka_jars=spark_jars,
             data_dir=data_dir,
             started=started,
@@ -315,7 +315,7 @@ class Platform:
     def _secure(self, credentials: Credentials, data_dir: Path, report: Reporter) -> None:
         """Kafka ACLs (once per broker storage), Cassandra roles, schema and grants."""
         config = self.config
-        prefix = services.common_prefix(config.topics)
+        prefix = services.common_prefix(config.journal_topics)
         if not prefix:
             raise DevError("the secured platform grants ACLs on the topics' common prefix: none")
         tools = maven.fetch(maven.kafka_tools_bundle(), config)

@@ -76,7 +76,7 @@ def _common_env(config: DevConfig) -> dict[str, str]:
         "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": config.kafka_bootstrap,
         "KJOURNAL_HTTP__HOST": config.host,
         # Every topic `up` creates must be a journal topic for the services.
-        "KJOURNAL_HTTP__TOPIC_PREFIX": common_prefix(config.topics),
+        "KJOURNAL_HTTP__TOPIC_PREFIX": common_prefix(config.journal_topics),
         "KJOURNAL_HTTP__LOG_FORMAT": "text",
     }
 
@@ -129,7 +129,7 @@ def _cassandra_env(config: DevConfig) -> dict[str, str]:
 
 
 def _replicator_env(config: DevConfig, home: Path) -> dict[str, str]:
-    topics = "|".join(re.escape(topic) for topic in config.topics)
+    topics = "|".join(re.escape(topic) for topic in config.journal_topics)
     return {
         **tracing_env(config),
         **_cassandra_env(config),
