@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -276,6 +277,17 @@ class SQLiteEventCountersView(SQLiteTrackingRecorder, library_projection.EventCo
             *super().construct_create_table_statements(),
             "CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, count INTEGER)",
         ]
+
+    def wait(
+        self,
+        application_name: str,
+        notification_id: int | None,
+        timeout: float = 10.0,
+        interrupt: threading.Event | None = None,
+    ) -> None:
+        # The library's default (1 s) is a timing assumption a busy 2-core host breaks: each
+        # notification goes through the writer, Kafka and the reader's feed before the view.
+        super().wait(application_name, notification_id, timeout, interrupt)
 
     def get_created_event_counter(self) -> int:
         return self._count("created")
