@@ -146,6 +146,8 @@ def main() -> None:
             f"  kjournal/SQLite: save {kjournal[0] / sqlite[0]:.3f}, get {kjournal[1] / sqlite[1]:.3f} "
             "(SQLite in process on a local file, kjournal over HTTP to Kafka and Cassandra)"
         )
+        load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+        print(f"host load average at the end: {load}")
 
 
 if __name__ == "__main__":
