@@ -10,7 +10,6 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kubernetes import client
 from kubernetes.stream import stream
@@ -43,14 +42,11 @@ class Pod:
     name: str
 
 
-def exec_in(
-    api: client.ApiClient, pod: Pod, command: list[str], container: str | None = None
-) -> str:
+def exec_in(api: client.ApiClient, pod: Pod, command: list[str]) -> str:
     # A client of its own (`stream` swaps its call_api while it runs). Its socket is shut here:
     # the client's preloading call leaves it open, and close() skips a connection the server
     # already ended.
     with client.ApiClient(api.configuration) as own:
-        kwargs: dict[str, Any] = {"container": container} if container else {}
         session = stream(
             client.CoreV1Api(own).connect_get_namespaced_pod_exec,
             pod.name,
@@ -61,7 +57,6 @@ def exec_in(
             stdin=False,
             tty=False,
             _preload_content=False,
-            **kwargs,
         )
         try:
             session.run_forever(timeout=60)
@@ -103,10 +98,9 @@ def expect(api: client.ApiClient, pod: Pod, wanted: Mapping[str, bool], why: str
         ) from None
 
 
-def probe_pod(core: client.CoreV1Api, namespace: str, labels: Mapping[str, str]) -> Pod:
-    """A sleeping pod of the writer image in `namespace`, once it runs."""
-    name = f"probe-{uuid.uuid4().hex[:6]}"
-    body = client.V1Pod(
+def writer_image_pod(name: str, labels: Mapping[str, str], command: list[str]) -> client.V1Pod:
+    """A pod of the writer image (it has Python) running `command`, hardened as the chart's are."""
+    return client.V1Pod(
         metadata=client.V1ObjectMeta(name=name, labels=dict(labels)),
         spec=client.V1PodSpec(
             restart_policy="Never",
@@ -115,10 +109,10 @@ def probe_pod(core: client.CoreV1Api, namespace: str, labels: Mapping[str, str])
             security_context=client.V1PodSecurityContext(run_as_non_root=True),
             containers=[
                 client.V1Container(
-                    name="probe",
+                    name="main",
                     image="kjournal/writer:dev",
                     image_pull_policy="Never",
-                    command=["sleep", "3600"],
+                    command=command,
                     security_context=client.V1SecurityContext(
                         read_only_root_filesystem=True, allow_privilege_escalation=False
                     ),
@@ -126,7 +120,12 @@ def probe_pod(core: client.CoreV1Api, namespace: str, labels: Mapping[str, str])
             ],
         ),
     )
-    core.create_namespaced_pod(namespace, body)
+
+
+def probe_pod(core: client.CoreV1Api, namespace: str) -> Pod:
+    """A sleeping pod of the writer image in `namespace`, once it runs."""
+    name = f"probe-{uuid.uuid4().hex[:6]}"
+    core.create_namespaced_pod(namespace, writer_image_pod(name, {}, ["sleep", "3600"]))
     wait_for(
         f"probe pod {namespace}/{name} running",
         lambda: core.read_namespaced_pod(name, namespace).status.phase == "Running",

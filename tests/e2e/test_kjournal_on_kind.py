@@ -223,25 +223,10 @@ def _load_pod(release: Release, journals: list[str], seconds: int) -> client.V1P
         "app.kubernetes.io/instance": "kjournal",
         "app.kubernetes.io/component": "test",
     }
-    return client.V1Pod(
-        metadata=client.V1ObjectMeta(name=f"load-{uuid.uuid4().hex[:6]}", labels=labels),
-        spec=client.V1PodSpec(
-            restart_policy="Never",
-            automount_service_account_token=False,
-            security_context=client.V1PodSecurityContext(run_as_non_root=True),
-            containers=[
-                client.V1Container(
-                    name="load",
-                    image="kjournal/writer:dev",
-                    image_pull_policy="Never",
-                    command=["python", "-c", _LOAD_POD_SCRIPT],
-                    args=[writer, ",".join(journals), str(seconds)],
-                    security_context=client.V1SecurityContext(
-                        read_only_root_filesystem=True, allow_privilege_escalation=False
-                    ),
-                )
-            ],
-        ),
+    return network.writer_image_pod(
+        f"load-{uuid.uuid4().hex[:6]}",
+        labels,
+        ["python", "-c", _LOAD_POD_SCRIPT, writer, ",".join(journals), str(seconds)],
     )
 
 
@@ -443,13 +428,13 @@ def test_network_policies_admit_only_listed_namespaces_to_the_writer_and_reader(
     try:
         network.expect(
             api,
-            network.probe_pod(core, listed, {}),
+            network.probe_pod(core, listed),
             {writer: True, reader: True, **dict.fromkeys(internal, False)},
             "a namespace networkPolicy.ingressFrom lists",
         )
         network.expect(
             api,
-            network.probe_pod(core, unlisted, {}),
+            network.probe_pod(core, unlisted),
             {writer: False, reader: False, **dict.fromkeys(internal, False)},
             "a namespace no policy lists",
         )
