@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from kjournal.model import ActionRecord, Key
-from kjournal.tail import SeenPointer2, Tail, TailBuilder
+from kjournal.tail import Tail, TailBuilder
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
@@ -71,22 +71,3 @@ class InMemoryPartitionLog:
         for record in self.records[partition][max(start, self.beginning[partition]) : end]:
             if accept(record.key):
                 yield record
-
-
-class LaggingTailCache:
-    """A tail cache (`tail.TailSource`) over an InMemoryPartitionLog whose pointer2 is an earlier
-    one (it polled before the replicator moved on), and which has read the whole log: it answers
-    tails from the log, as the real cache answers those above its pointer2."""
-
-    def __init__(self, log: InMemoryPartitionLog, pointer2: int | None) -> None:
-        self._log = log
-        self._pointer2 = pointer2
-
-    async def tail(self, key: Key, partition: int, start: int, end: int) -> Tail | None:
-        return await self._log.tail(key, partition, start, end)
-
-    def pointer2(self, topic: str, partition: int) -> SeenPointer2 | None:
-        return SeenPointer2(self._pointer2)
-
-    def consumed(self, topic: str, partition: int) -> int | None:
-        return len(self._log.records[partition]) - 1 if self._log.records[partition] else None

@@ -38,7 +38,7 @@ from kjournal.read import JournalReader
 from kjournal.replicate import replicate_partition
 from kjournal.wire.record import append_action, encode_action
 
-from tests.support.memory_read import InMemoryPartitionLog, LaggingTailCache
+from tests.support.memory_read import InMemoryPartitionLog
 
 TOPIC = "journal"
 KEY = Key(TOPIC, "entity")
@@ -128,35 +128,13 @@ def _model(ops: list[Op]) -> tuple[list[Outcome | None], dict[int, dict[str, Jso
     return outcomes, readable
 
 
-class _CountedEnds:
-    """The log's partition offsets, counting the end offsets asked."""
-
-    def __init__(self, log: InMemoryPartitionLog) -> None:
-        self._log = log
-        self.asked = 0
-
-    async def partition(self, key: Key) -> int:
-        return await self._log.partition(key)
-
-    async def end_offset(self, topic: str, partition: int) -> int:
-        self.asked += 1
-        return await self._log.end_offset(topic, partition)
-
-
-def _check(ops: list[Op], split: int, cache_saw: int | None = None) -> None:
-    """`cache_saw`: a tail cache answers, having read the whole log and polled pointer2 when
-    `cache_saw` records were replicated."""
+def _check(ops: list[Op], split: int) -> None:
     log = _log_with(ops)
     records = log.records[0]
     store = InMemoryReplicatedStore()
     if split:
         replicate_partition(TOPIC, 0, records[:split], store, NOW)
-    offsets = _CountedEnds(log)
-    if cache_saw is None:
-        reader = JournalReader(InMemoryEventualReader(store), offsets, log)
-    else:
-        cache = LaggingTailCache(log, records[cache_saw - 1].offset if cache_saw else None)
-        reader = JournalReader(InMemoryEventualReader(store), offsets, log, cache)
+    reader = JournalReader(InMemoryEventualReader(store), log, log)
     expected, _ = _model(ops)
 
     async def run() -> None:
@@ -168,16 +146,12 @@ def _check(ops: list[Op], split: int, cache_saw: int | None = None) -> None:
             if want is None:
                 continue
             op = ops[offset]
-            asked = offsets.asked
             try:
                 outcome = await append_outcome(reader, KEY, offset)
             except OutcomeUnknown:
                 assert offset < split, f"offset {offset}: unknown, though not replicated yet"
                 continue
             if offset >= split:
-                # The tail cache holds the record: Kafka's end is not asked (an append replicated
-                # already is answered from a read of the journal now, which asks it).
-                assert cache_saw is None or offsets.asked == asked, "the end was asked"
                 assert outcome.outcome is want, f"offset {offset} of {ops}"
                 continue
             # Replicated before it was asked: only what reads show may be claimed.
@@ -291,12 +265,3 @@ def histories(draw: st.DrawFn) -> list[Op]:
 @settings(max_examples=200, deadline=None)
 def test_random_histories_at_random_splits(ops: list[Op], data: st.DataObject):
     _check(ops, data.draw(st.integers(0, len(ops))))
-
-
-@given(histories(), st.data())
-@settings(max_examples=100, deadline=None)
-def test_with_the_tail_cache_s_older_pointer2_and_no_end_offset_asked(
-    ops: list[Op], data: st.DataObject
-):
-    split = data.draw(st.integers(0, len(ops)), label="replicated")
-    _check(ops, split, cache_saw=data.draw(st.integers(0, split), label="cache saw"))

@@ -32,9 +32,10 @@ from kjournal.model import (
 )
 from kjournal.read import JournalReader
 from kjournal.replicate import replicate_partition
+from kjournal.tail import SeenPointer2, Tail
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 
-from tests.support.memory_read import InMemoryPartitionLog, LaggingTailCache
+from tests.support.memory_read import InMemoryPartitionLog
 
 TOPIC = "journal"
 KEY = Key(TOPIC, "entity")
@@ -246,6 +247,21 @@ def test_random_histories_at_random_splits(
     assert _read(log, store) == _truth(log)
 
 
+class _LaggingTailCache:
+    """A tail cache whose pointer2 is an earlier one (it polled before the replicator moved on);
+    it answers tails from the log, as the real cache answers those above its pointer2."""
+
+    def __init__(self, log: InMemoryPartitionLog, pointer2: int | None) -> None:
+        self._log = log
+        self._pointer2 = pointer2
+
+    async def tail(self, key: Key, partition: int, start: int, end: int) -> Tail | None:
+        return await self._log.tail(key, partition, start, end)
+
+    def pointer2(self, topic: str, partition: int) -> SeenPointer2 | None:
+        return SeenPointer2(self._pointer2)
+
+
 def _read_with_lagging_cache(
     ops: list[tuple[Key, Op]], split: int, seen: int
 ) -> tuple[list[tuple[int, object]], int | None, int | None]:
@@ -254,7 +270,7 @@ def _read_with_lagging_cache(
     records = log.records[0]
     store = InMemoryReplicatedStore()
     _replicate(store, records[:split])
-    cache = LaggingTailCache(log, records[seen - 1].offset if seen else None)
+    cache = _LaggingTailCache(log, records[seen - 1].offset if seen else None)
     reader = JournalReader(InMemoryEventualReader(store), log, log, cache)
 
     async def run() -> tuple[list[tuple[int, object]], int | None, int | None]:

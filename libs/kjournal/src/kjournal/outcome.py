@@ -63,21 +63,17 @@ async def append_outcome(reader: JournalReader, key: Key, offset: int) -> Append
     passed it and what readers return now does not tell (see the module docstring).
     """
     partition = await reader.partition(key)
-    consumed = reader.consumed(key, partition)
-    if consumed is not None and offset <= consumed:
-        pointer2 = await reader.pointer2(key, partition)  # the tail cache has the record
-    else:
-        # The end first: an offset past it holds nothing yet, and waiting for the tail to reach
-        # it would hold the request for the tail's whole wait (a writer asks only once Kafka has
-        # its record, so its offsets are always below the end).
-        end, pointer2 = await asyncio.gather(
-            reader.end_offset(key, partition), reader.pointer2(key, partition)
+    # The end first: an offset past it holds nothing yet, and waiting for the tail to reach it
+    # would hold the request for the tail's whole wait (a writer asks only once Kafka has its
+    # record, so its offsets are always below the end).
+    end, pointer2 = await asyncio.gather(
+        reader.end_offset(key, partition), reader.pointer2(key, partition)
+    )
+    if offset >= end:
+        raise JournalNotFound(
+            f"offset {offset} of partition {partition} of topic {key.topic} holds no record yet "
+            f"(the partition ends at {end})"
         )
-        if offset >= end:
-            raise JournalNotFound(
-                f"offset {offset} of partition {partition} of topic {key.topic} holds no record "
-                f"yet (the partition ends at {end})"
-            )
     if pointer2 is not None and pointer2 >= offset:
         return await _from_evidence(reader, key, partition, offset)
     view = await reader.view_at(key, partition, offset + 1, pointer2)

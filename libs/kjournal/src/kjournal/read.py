@@ -140,31 +140,19 @@ class JournalReader:
     async def view(self, key: Key) -> JournalView:
         partition = await self._offsets.partition(key)
         end, pointer2 = await asyncio.gather(
-            self.end_offset(key, partition), self._pointer2_for_now(key, partition)
+            self.end_offset(key, partition), self.pointer2(key, partition)
         )
         return await self.view_at(key, partition, end, pointer2)
 
-    def consumed(self, key: Key, partition: int) -> int | None:
-        """The highest offset of the partition the tail cache has read, if it tails it: every
-        offset up to it holds a record, without asking Kafka for the end."""
-        return None if self._cache is None else self._cache.consumed(key.topic, partition)
-
-    async def _pointer2_for_now(self, key: Key, partition: int) -> int | None:
-        """For a view of the journal as it is now: the pointer2 the tail cache polled last, when
-        it tails the partition, else Cassandra's. A pointer2 a little behind only makes the tail
+    async def pointer2(self, key: Key, partition: int) -> int | None:
+        """The partition's pointer2 (what Cassandra holds of it), or the value the tail cache
+        polled last when it tails the partition: a pointer2 a little behind only makes the tail
         longer (the head, read after it, is folded with the actions above it either way), and
-        the cache holds that tail, so a read, a pointer or a status asks Cassandra one query
-        less. Not for a view as of an earlier offset (an outcome, the feed's journal states):
-        there a head newer than the offset must show in pointer2, and a head a purge deleted
-        since cannot show it itself."""
+        the cache holds that tail, so a read or an outcome asks Cassandra one query less."""
         if self._cache is not None:
             seen = self._cache.pointer2(key.topic, partition)
             if seen is not None:
                 return seen.value
-        return await self.pointer2(key, partition)
-
-    async def pointer2(self, key: Key, partition: int) -> int | None:
-        """The partition's pointer2: what Cassandra holds of it now."""
         return await _phase(
             "pointer2", self._eventual.pointer2(key.topic, partition), key, partition, self._metrics
         )

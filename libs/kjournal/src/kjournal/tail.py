@@ -41,11 +41,6 @@ class TailSource(Protocol):
         keeps, so tails from above it are its to answer. None: unknown (ask Cassandra)."""
         ...
 
-    def consumed(self, topic: str, partition: int) -> int | None:
-        """The highest offset of the partition the source has read (every offset up to it holds
-        a record: the partition's end is above it), if it tails the partition; else None."""
-        ...
-
 
 class TailScanner(Protocol):
     """The source that always knows: reading the partition itself."""

@@ -225,18 +225,11 @@ class TailCache:
         return answer
 
     def pointer2(self, topic: str, partition: int) -> SeenPointer2 | None:
-        seen = self._tailed(topic, partition)
+        cache = self._topics.get(topic) if self.settings.enabled else None
+        seen = cache.partitions.get(partition) if cache is not None and cache.ready else None
         if seen is None:
             return None
         return SeenPointer2(None if seen.replicated < 0 else seen.replicated)
-
-    def consumed(self, topic: str, partition: int) -> int | None:
-        seen = self._tailed(topic, partition)
-        return None if seen is None or seen.seen_until < 0 else seen.seen_until
-
-    def _tailed(self, topic: str, partition: int) -> PartitionCache | None:
-        cache = self._topics.get(topic) if self.settings.enabled else None
-        return cache.partitions.get(partition) if cache is not None and cache.ready else None
 
     def partitions(self, topic: str) -> int:
         """How many partitions of `topic` the cache is tailing now (0: none, or rebuilding)."""
