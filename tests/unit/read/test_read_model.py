@@ -32,7 +32,6 @@ from kjournal.model import (
 )
 from kjournal.read import JournalReader
 from kjournal.replicate import replicate_partition
-from kjournal.tail import SeenPointer2, Tail
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 
 from tests.support.memory_read import InMemoryPartitionLog
@@ -245,74 +244,6 @@ def test_random_histories_at_random_splits(
     _replicate(store, records[:split], slices)
 
     assert _read(log, store) == _truth(log)
-
-
-class _LaggingTailCache:
-    """A tail cache whose pointer2 is an earlier one (it polled before the replicator moved on);
-    it answers tails from the log, as the real cache answers those above its pointer2."""
-
-    def __init__(self, log: InMemoryPartitionLog, pointer2: int | None) -> None:
-        self._log = log
-        self._pointer2 = pointer2
-
-    async def tail(self, key: Key, partition: int, start: int, end: int) -> Tail | None:
-        return await self._log.tail(key, partition, start, end)
-
-    def pointer2(self, topic: str, partition: int) -> SeenPointer2 | None:
-        return SeenPointer2(self._pointer2)
-
-
-def _read_with_lagging_cache(
-    ops: list[tuple[Key, Op]], split: int, seen: int
-) -> tuple[list[tuple[int, object]], int | None, int | None]:
-    """Read with `split` records replicated and a tail cache that saw only `seen` of them."""
-    log = _log_with(ops)
-    records = log.records[0]
-    store = InMemoryReplicatedStore()
-    _replicate(store, records[:split])
-    cache = _LaggingTailCache(log, records[seen - 1].offset if seen else None)
-    reader = JournalReader(InMemoryEventualReader(store), log, log, cache)
-
-    async def run() -> tuple[list[tuple[int, object]], int | None, int | None]:
-        events: list[tuple[int, object]] = [
-            (r.seq_nr, r.event.payload.value if r.event.payload else None)
-            async for r in reader.read(KEY)
-        ]
-        view = await reader.view(KEY)
-        return events, view.info.seq_nr, view.pointer2
-
-    return asyncio.run(run())
-
-
-@pytest.mark.parametrize(
-    ("name", "ops"),
-    [
-        ("a purge replicated, then a new journal", [a(1, 4), PURGE, a(1)]),
-        ("a delete replicated, then more", [a(1, 3), d(3), a(4, 5)]),
-        ("resends around a purge", [a(1, 2), (KEY, Op("append", 2, 3, 1)), PURGE, a(1, 2), NOISE]),
-    ],
-)
-def test_every_lag_of_the_tail_cache_s_pointer2_reads_like_full_replication(
-    name: str, ops: list[tuple[Key, Op]]
-):
-    records = _log_with(ops).records[0]
-    for split in range(len(records) + 1):
-        for seen in range(split + 1):
-            events, pointer, _ = _read_with_lagging_cache(ops, split, seen)
-            assert (events, pointer) == _truth(_log_with(ops)), f"{name}: {split}, {seen}"
-
-
-@settings(max_examples=150, deadline=None)
-@given(ops=histories(), data=st.data())
-def test_a_pointer2_the_tail_cache_saw_earlier_reads_like_the_current_one(
-    ops: list[tuple[Key, Op]], data: st.DataObject
-):
-    records = _log_with(ops).records[0]
-    split = data.draw(st.integers(0, len(records)), label="replicated")
-    seen = data.draw(st.integers(0, split), label="replicated when the cache polled")
-    events, pointer, pointer2 = _read_with_lagging_cache(ops, split, seen)
-    assert (events, pointer) == _truth(_log_with(ops))
-    assert pointer2 == (records[seen - 1].offset if seen else None)  # Cassandra was not asked
 
 
 def _oracle(ops: list[tuple[Key, Op]]) -> tuple[list[tuple[int, object]], int | None]:

@@ -145,14 +145,7 @@ class JournalReader:
         return await self.view_at(key, partition, end, pointer2)
 
     async def pointer2(self, key: Key, partition: int) -> int | None:
-        """The partition's pointer2 (what Cassandra holds of it), or the value the tail cache
-        polled last when it tails the partition: a pointer2 a little behind only makes the tail
-        longer (the head, read after it, is folded with the actions above it either way), and
-        the cache holds that tail, so a read or an outcome asks Cassandra one query less."""
-        if self._cache is not None:
-            seen = self._cache.pointer2(key.topic, partition)
-            if seen is not None:
-                return seen.value
+        """The partition's pointer2 (what Cassandra holds of it)."""
         return await _phase(
             "pointer2", self._eventual.pointer2(key.topic, partition), key, partition, self._metrics
         )
@@ -259,11 +252,7 @@ class JournalReader:
     async def _tail_events(
         self, view: JournalView, start: int, to: int
     ) -> AsyncIterator[EventRecord]:
-        # Actions the head already holds (a pointer2 read before the head, or the tail cache's
-        # earlier one, leaves them in the tail) are in Cassandra: a purge replicated since would
-        # otherwise bring a purged append's events back after the journal's new ones.
-        covered = -1 if view.head is None else view.head.partition_offset.offset
-        after = covered if view.info.purged_at is None else max(covered, view.info.purged_at)
+        after = -1 if view.info.purged_at is None else view.info.purged_at
         refetch_from = view.tail.payloads_from
         dropped = frozenset(view.info.dropped)
         for action_record in view.tail.actions:

@@ -23,23 +23,10 @@ class Tail:
     payloads_from: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SeenPointer2:
-    """A partition's pointer2 as a tail source last saw it (None: nothing replicated)."""
-
-    value: int | None
-
-
 class TailSource(Protocol):
     """A source that may know a tail (the tail cache); None means "unknown", never "empty"."""
 
     async def tail(self, key: Key, partition: int, start: int, end: int) -> Tail | None: ...
-
-    def pointer2(self, topic: str, partition: int) -> SeenPointer2 | None:
-        """The partition's pointer2 as the source last polled it, if it tails the partition: at
-        most what Cassandra holds now (pointer2 only grows), and the floor of what the source
-        keeps, so tails from above it are its to answer. None: unknown (ask Cassandra)."""
-        ...
 
 
 class TailScanner(Protocol):

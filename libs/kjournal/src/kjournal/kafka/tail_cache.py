@@ -29,7 +29,7 @@ from kjournal.metrics.catalogue import TAIL_CACHE_FAILURES, TAIL_CACHE_REQUESTS
 from kjournal.model import Key
 from kjournal.ports import EventualReader
 from kjournal.spans import untraced
-from kjournal.tail import SeenPointer2, Tail
+from kjournal.tail import Tail
 from kjournal.wire.record import decode_action_record
 
 log = logging.getLogger(__name__)
@@ -223,13 +223,6 @@ class TailCache:
             result="hit" if answer is not None else "unknown",
         )
         return answer
-
-    def pointer2(self, topic: str, partition: int) -> SeenPointer2 | None:
-        cache = self._topics.get(topic) if self.settings.enabled else None
-        seen = cache.partitions.get(partition) if cache is not None and cache.ready else None
-        if seen is None:
-            return None
-        return SeenPointer2(None if seen.replicated < 0 else seen.replicated)
 
     def partitions(self, topic: str) -> int:
         """How many partitions of `topic` the cache is tailing now (0: none, or rebuilding)."""
