@@ -163,9 +163,11 @@ class KJournalApplicationRecorder(KJournalAggregateRecorder, ApplicationRecorder
     def _last_id(self, start: int) -> int | None:
         after = None if start == 0 else Cursor({APPLICATION_PARTITION: Position(start)}).encode()
         try:
-            items = self._reader.feed(self.topic, after)
-        except PositionGone:
-            items = self._reader.feed(self.topic)
+            return self._last_in(self._reader.feed(self.topic, after))
+        except PositionGone:  # raised as the feed is read: retention passed `start`
+            return self._last_in(self._reader.feed(self.topic))
+
+    def _last_in(self, items: Generator[FeedItem, None, None]) -> int | None:
         last: int | None = None
         with closing(items):
             for item in items:
