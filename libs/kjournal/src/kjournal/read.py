@@ -252,7 +252,11 @@ class JournalReader:
     async def _tail_events(
         self, view: JournalView, start: int, to: int
     ) -> AsyncIterator[EventRecord]:
-        after = -1 if view.info.purged_at is None else view.info.purged_at
+        # The head may be newer than pointer2 (replication landed between the two reads): the
+        # tail's actions it already holds are Cassandra's, as fold_head_info skips them too.
+        covered = -1 if view.head is None else view.head.partition_offset.offset
+        purged_at = view.info.purged_at
+        after = covered if purged_at is None else max(covered, purged_at)
         refetch_from = view.tail.payloads_from
         dropped = frozenset(view.info.dropped)
         for action_record in view.tail.actions:
