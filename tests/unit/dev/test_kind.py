@@ -15,7 +15,16 @@ import yaml
 from kjournal_dev.cli import build_parser
 from kjournal_dev.config import DevConfig, find_repo_root
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind import cluster, hostnet, images, node_image, packages, progress, toolchain
+from kjournal_dev.kind import (
+    cluster,
+    hostnet,
+    images,
+    network_policy,
+    node_image,
+    packages,
+    progress,
+    toolchain,
+)
 from kjournal_dev.kind.engine import lacks_sys_resource
 from kjournal_dev.kind.settings import KindSettings
 from kjournal_dev.kind.tool import KindTool
@@ -284,6 +293,35 @@ def test_system_pods_count_as_ready_only_when_all_are():
     assert not cluster._deployment_available(
         [_deployment("local-path-provisioner", 0, 0)], "local-path-provisioner"
     )
+
+
+def test_network_policy_enforcement_runs_kube_router_from_the_node_image():
+    documents = list(yaml.safe_load_all(network_policy.manifest()))
+    daemonset = next(d for d in documents if d["kind"] == "DaemonSet")
+    assert daemonset["metadata"]["name"] == network_policy.DAEMONSET
+    spec = daemonset["spec"]["template"]["spec"]
+    containers = [*spec["initContainers"], *spec["containers"]]
+    assert {c["image"] for c in containers} == {node_image.KUBE_ROUTER_IMAGE}
+    assert {c["imagePullPolicy"] for c in containers} == {"Never"}  # nothing is pulled
+    assert node_image.KUBE_ROUTER_IMAGE in node_image.node_images()
+    assert "kube-router" in toolchain.OFFLINE_TOOLS
+    args = spec["containers"][0]["args"]
+    assert {"--run-firewall=true", "--run-router=false", "--run-service-proxy=false"} <= set(args)
+
+
+def _daemonset(name: str, desired: int, ready: int) -> dict[str, object]:
+    return {
+        "kind": "DaemonSet",
+        "metadata": {"name": name},
+        "status": {"desiredNumberScheduled": desired, "numberReady": ready},
+    }
+
+
+def test_network_policy_enforcement_counts_as_ready_only_when_every_pod_is():
+    assert network_policy.daemonset_ready([_daemonset("kube-router", 1, 1)])
+    assert not network_policy.daemonset_ready([_daemonset("kube-router", 1, 0)])
+    assert not network_policy.daemonset_ready([_daemonset("kube-router", 0, 0)])
+    assert not network_policy.daemonset_ready([_daemonset("kube-proxy", 1, 1)])
 
 
 def test_an_engine_that_cannot_be_installed_is_one_clear_line(tmp_path: Path, monkeypatch):
