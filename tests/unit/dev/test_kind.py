@@ -350,3 +350,25 @@ def test_kind_env_puts_the_toolchain_before_the_shells_own_path(tmp_path: Path, 
         "export DOCKER_BUILDKIT",
         "export KUBECONFIG",
     ]
+
+
+def test_the_release_next_steps_are_the_documented_ones_on_ports_of_their_own():
+    from kjournal_dev.kind import release
+
+    docs = (find_repo_root() / "docs" / "kubernetes.md").read_text()
+    lines = [line.strip() for line in release.next_steps()]
+    forwards = [line for line in lines if "port-forward" in line]
+    assert len(forwards) == 2
+    for line in forwards:
+        assert line in docs, line
+    local = {int(line.split()[-2].split(":")[0]) for line in forwards}
+    defaults = DevConfig.from_env({})
+    taken = {defaults.writer_port, defaults.reader_port, defaults.replicator_port}
+    assert local == {18081, 18082} and not local & taken
+    assert set(release.RELEASE_IMAGES) <= {spec.name for spec in images.IMAGES}
+
+
+def test_kind_up_release_takes_a_namespace():
+    args = build_parser().parse_args(["kind", "up", "--release", "--namespace", "shop"])
+    assert (args.release, args.namespace) == (True, "shop")
+    assert build_parser().parse_args(["kind", "up"]).release is False
