@@ -81,6 +81,12 @@ def test_append_is_replicated_by_executor_pods_and_read_from_cassandra(release: 
     assert {c.image for p in executors for c in p.spec.containers} == {"kjournal/replicator:dev"}
     owners = {o.name for p in executors for o in p.metadata.owner_references or []}
     assert owners == {driver[0].metadata.name}  # the driver made them (and they go with it)
+    names = {p.metadata.name for p in executors}
+    events = release.core.list_namespaced_event(release.namespace).items
+    failed_mounts = [
+        e.message for e in events if e.reason == "FailedMount" and e.involved_object.name in names
+    ]
+    assert failed_mounts == []  # operators learn to ignore a warning on every executor
     with port_forward(release.core, release.namespace, release.component("reader")) as reader:
         replicated = wait_for(
             "the append in Cassandra", lambda: _replicated(reader, journal), timeout_s=300
