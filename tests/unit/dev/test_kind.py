@@ -364,7 +364,8 @@ def test_the_release_next_steps_are_the_documented_ones_on_ports_of_their_own():
     local = {int(line.split()[-2].split(":")[0]) for line in forwards}
     defaults = DevConfig.from_env({})
     taken = {defaults.writer_port, defaults.reader_port, defaults.replicator_port}
-    assert local == {18081, 18082} and not local & taken
+    assert local == {18081, 18082}
+    assert not local & taken
     assert set(release.RELEASE_IMAGES) <= {spec.name for spec in images.IMAGES}
 
 
