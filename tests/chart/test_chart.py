@@ -365,6 +365,29 @@ def test_network_policies_mirror_the_access_split(render: Render):
     assert policies["kj-kjournal-writer"]["spec"]["policyTypes"] == ["Ingress", "Egress"]
 
 
+def _pod_peers(rules: list[dict[str, Any]], direction: str) -> set[str]:
+    """The components a policy's rules name as pod peers (same namespace)."""
+    return {
+        peer["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
+        for rule in rules
+        for peer in rule.get(direction, [])
+        if "podSelector" in peer
+        and "namespaceSelector" not in peer
+        and "app.kubernetes.io/component" in peer["podSelector"].get("matchLabels", {})
+    }
+
+
+def test_spark_pods_may_talk_to_each_other_and_the_driver_to_its_executors(render: Render):
+    policies = by_kind(render([CHART / "ci/production-values.yaml"]), "NetworkPolicy")
+    driver = policies["kj-kjournal-replicator"]["spec"]
+    executor = policies["kj-kjournal-replicator-executor"]["spec"]
+    assert _pod_peers(driver["ingress"], "from") == {"replicator-executor"}
+    assert _pod_peers(driver["egress"], "to") == {"replicator-executor"}
+    # executors fetch broadcast and shuffle blocks from one another's block manager
+    assert _pod_peers(executor["ingress"], "from") == {"replicator", "replicator-executor"}
+    assert _pod_peers(executor["egress"], "to") == {"replicator", "replicator-executor"}
+
+
 def test_a_jwks_url_opens_egress_to_the_issuer_only_where_it_is_used(render: Render):
     policies = by_kind(
         render(

@@ -7,6 +7,7 @@ second release beside the first); and helm uninstall. The tests run in this orde
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import json
 import threading
@@ -19,8 +20,8 @@ from typing import Any
 import pytest
 from kjournal_dev.security.tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
 from kubernetes import client
-from kubernetes.stream import stream
 
+from tests.e2e import network
 from tests.e2e.conftest import CHART, HERE, VALUES, Release, phase
 from tests.support.k8s import http, ndjson, port_forward, wait_for
 
@@ -80,6 +81,12 @@ def test_append_is_replicated_by_executor_pods_and_read_from_cassandra(release: 
     assert {c.image for p in executors for c in p.spec.containers} == {"kjournal/replicator:dev"}
     owners = {o.name for p in executors for o in p.metadata.owner_references or []}
     assert owners == {driver[0].metadata.name}  # the driver made them (and they go with it)
+    names = {p.metadata.name for p in executors}
+    events = release.core.list_namespaced_event(release.namespace).items
+    failed_mounts = [
+        e.message for e in events if e.reason == "FailedMount" and e.involved_object.name in names
+    ]
+    assert failed_mounts == []  # operators learn to ignore a warning on every executor
     with port_forward(release.core, release.namespace, release.component("reader")) as reader:
         replicated = wait_for(
             "the append in Cassandra", lambda: _replicated(reader, journal), timeout_s=300
@@ -171,6 +178,18 @@ import json, sys, time, urllib.error, urllib.request
 writer, journals, seconds = sys.argv[1], sys.argv[2].split(","), float(sys.argv[3])
 acked = {j: [] for j in journals}; next_seq = dict.fromkeys(journals, 1)
 answers, failures = {}, []
+# The NetworkPolicies let this pod in once the node has its address (a moment after it starts):
+# the load begins when the writer first answers.
+ready_by = time.monotonic() + 180
+while True:
+    try:
+        with urllib.request.urlopen(f"{writer}/readyz", timeout=5):
+            break
+    except OSError:
+        if time.monotonic() > ready_by:
+            raise
+        time.sleep(0.5)
+print("LOAD-STARTED", flush=True)
 deadline = time.monotonic() + seconds
 started = time.monotonic()
 while time.monotonic() < deadline:
@@ -210,25 +229,10 @@ def _load_pod(release: Release, journals: list[str], seconds: int) -> client.V1P
         "app.kubernetes.io/instance": "kjournal",
         "app.kubernetes.io/component": "test",
     }
-    return client.V1Pod(
-        metadata=client.V1ObjectMeta(name=f"load-{uuid.uuid4().hex[:6]}", labels=labels),
-        spec=client.V1PodSpec(
-            restart_policy="Never",
-            automount_service_account_token=False,
-            security_context=client.V1PodSecurityContext(run_as_non_root=True),
-            containers=[
-                client.V1Container(
-                    name="load",
-                    image="kjournal/writer:dev",
-                    image_pull_policy="Never",
-                    command=["python", "-c", _LOAD_POD_SCRIPT],
-                    args=[writer, ",".join(journals), str(seconds)],
-                    security_context=client.V1SecurityContext(
-                        read_only_root_filesystem=True, allow_privilege_escalation=False
-                    ),
-                )
-            ],
-        ),
+    return network.writer_image_pod(
+        f"load-{uuid.uuid4().hex[:6]}",
+        labels,
+        ["python", "-c", _LOAD_POD_SCRIPT, writer, ",".join(journals), str(seconds)],
     )
 
 
@@ -237,12 +241,9 @@ def test_helm_upgrade_under_load_loses_nothing(release: Release):
     pod = release.core.create_namespaced_pod(release.namespace, _load_pod(release, journals, 150))
     name = pod.metadata.name
     wait_for(
-        "the load pod running",
-        lambda: (
-            release.core.read_namespaced_pod(name, release.namespace).status.phase
-            in ("Running", "Succeeded")
-        ),
-        120,
+        "the load pod appending",
+        lambda: "LOAD-STARTED" in release.core.read_namespaced_pod_log(name, release.namespace),
+        240,
     )
     time.sleep(10)
     before = {
@@ -313,27 +314,7 @@ def test_helm_test_passes_and_the_schema_hook_ran(release: Release):
 
 
 def _exec(release: Release, pod: str, command: list[str]) -> str:
-    # A client of its own (`stream` swaps its call_api while it runs). Its socket is shut here:
-    # the client's preloading call leaves it open, and close() skips a connection the server
-    # already ended.
-    with client.ApiClient(release.cluster.api.configuration) as api:
-        session = stream(
-            client.CoreV1Api(api).connect_get_namespaced_pod_exec,
-            pod,
-            release.namespace,
-            command=command,
-            stderr=True,
-            stdout=True,
-            stdin=False,
-            tty=False,
-            _preload_content=False,
-        )
-        try:
-            session.run_forever(timeout=60)
-            return "".join(session.read_all())
-        finally:
-            session.close()
-            session.sock.shutdown()
+    return network.exec_in(release.cluster.api, network.Pod(release.namespace, pod), command)
 
 
 def test_pods_run_as_non_root_on_read_only_root_file_systems(release: Release):
@@ -379,13 +360,134 @@ def test_network_policies_are_as_designed(release: Release):
         assert [port.port for rule in ingress for port in rule.ports] == ["http"]
 
 
-@pytest.mark.skip(
-    reason="NetworkPolicy enforcement needs a CNI that implements it; kjournal-dev's kind cluster "
-    "runs a plain bridge CNI (kindnetd cannot be built here), which ignores NetworkPolicies "
-    "(docs/kubernetes.md)"
-)
-def test_network_policies_are_enforced(release: Release):
-    """Would check that a pod outside ingressFrom cannot reach the writer."""
+# values-e2e.yaml's networkPolicy.ingressFrom admits namespaces with this label to the writer
+# and the reader.
+CLIENT_NAMESPACE_LABEL = {"kjournal-e2e/client": "true"}
+
+
+def _pod(release: Release, selector: str) -> network.Pod:
+    running = wait_for(f"a running pod of {selector}", lambda: release.running_pods(selector), 300)
+    return network.Pod(release.namespace, running[0].metadata.name)
+
+
+def _ip(release: Release, selector: str) -> str:
+    pod = _pod(release, selector)
+    ip = release.core.read_namespaced_pod(pod.name, pod.namespace).status.pod_ip
+    return str(ip)
+
+
+def _component(name: str) -> str:
+    return f"app.kubernetes.io/instance=kjournal,app.kubernetes.io/component={name}"
+
+
+def test_network_policies_split_access_inside_the_release(release: Release):
+    """Enforced by kube-router in kjournal-dev's kind cluster (docs/kubernetes.md). Every target
+    is named through the cluster's DNS (so DNS egress works), and each denied port is shown
+    open from a pod that may reach it (so it is the policy that closes it)."""
+    api, ns = release.cluster.api, release.namespace
+    kafka, cassandra = "kafka:9092", "cassandra:9042"
+    reader = f"{release.component('reader')}:8080"
+    driver = f"{release.component('replicator')}-driver.{ns}.svc"
+    executor = _ip(release, EXECUTORS)
+    network.expect(
+        api,
+        _pod(release, _component("writer")),
+        {kafka: True, reader: True, cassandra: False, f"{driver}:9400": False},
+        "the writer has Kafka rights only, and asks the reader each append's outcome",
+    )
+    network.expect(api, _pod(release, _component("reader")), {kafka: True, cassandra: True})
+    network.expect(
+        api,
+        _pod(release, DRIVER),
+        {
+            kafka: True,
+            cassandra: True,
+            "kubernetes.default.svc:443": True,  # the driver runs its executors through the API
+            f"{executor}:7079": True,  # the executor's block manager
+        },
+    )
+    network.expect(
+        api,
+        _pod(release, EXECUTORS),
+        {
+            kafka: True,
+            cassandra: True,
+            f"{driver}:7078": True,  # the driver's RPC endpoint
+            f"{driver}:7079": True,  # its block manager
+            f"{driver}:9400": True,
+        },
+    )
+
+
+def test_network_policies_admit_only_listed_namespaces_to_the_writer_and_reader(
+    release: Release,
+):
+    """From a namespace ingressFrom lists, the writer and the reader answer and nothing else of
+    kjournal does; from one it does not list, none of them."""
+    api, core, ns = release.cluster.api, release.core, release.namespace
+    writer = f"{release.component('writer')}.{ns}.svc:8080"
+    reader = f"{release.component('reader')}.{ns}.svc:8080"
+    driver, executor = _ip(release, DRIVER), _ip(release, EXECUTORS)
+    internal = [f"{driver}:9400", f"{driver}:7078", f"{driver}:7079", f"{executor}:7079"]
+    listed = network.namespace(core, "e2e-listed", CLIENT_NAMESPACE_LABEL)
+    unlisted = network.namespace(core, "e2e-unlisted", {})
+    try:
+        network.expect(
+            api,
+            network.probe_pod(core, listed),
+            {writer: True, reader: True, **dict.fromkeys(internal, False)},
+            "a namespace networkPolicy.ingressFrom lists",
+        )
+        network.expect(
+            api,
+            network.probe_pod(core, unlisted),
+            {writer: False, reader: False, **dict.fromkeys(internal, False)},
+            "a namespace no policy lists",
+        )
+    finally:
+        for name in (listed, unlisted):
+            with contextlib.suppress(client.ApiException):
+                core.delete_namespace(name, grace_period_seconds=0)
+
+
+def _policy_body(policy: client.V1NetworkPolicy) -> client.V1NetworkPolicy:
+    meta = policy.metadata
+    return client.V1NetworkPolicy(
+        metadata=client.V1ObjectMeta(
+            name=meta.name, labels=meta.labels, annotations=meta.annotations
+        ),
+        spec=policy.spec,
+    )
+
+
+def test_network_policies_are_what_denies_and_allows(release: Release):
+    """The checks above can fail: without the writer's policy the writer reaches Cassandra, and
+    without the reader's Cassandra egress the reader does not. Each policy is put back after."""
+    api, ns = release.cluster.api, release.namespace
+    net = client.NetworkingV1Api(api)
+    cassandra = "cassandra:9042"
+    writer, reader = _pod(release, _component("writer")), _pod(release, _component("reader"))
+
+    saved = net.read_namespaced_network_policy("kjournal-writer", ns)
+    net.delete_namespaced_network_policy("kjournal-writer", ns)
+    try:
+        network.expect(api, writer, {cassandra: True}, "its policy deleted")
+    finally:
+        net.create_namespaced_network_policy(ns, _policy_body(saved))
+    network.expect(api, writer, {cassandra: False}, "its policy back")
+
+    saved = net.read_namespaced_network_policy("kjournal-reader", ns)
+    trimmed = copy.deepcopy(_policy_body(saved))
+    trimmed.spec.egress = [
+        rule for rule in saved.spec.egress if 9042 not in {port.port for port in rule.ports or []}
+    ]
+    assert len(trimmed.spec.egress) == len(saved.spec.egress) - 1
+    net.replace_namespaced_network_policy("kjournal-reader", ns, trimmed)
+    try:
+        network.expect(api, reader, {cassandra: False}, "its Cassandra egress removed")
+    finally:
+        net.replace_namespaced_network_policy("kjournal-reader", ns, _policy_body(saved))
+    network.expect(api, reader, {cassandra: True}, "its policy back")
 
 
 AUTH_RELEASE = "kjournal-auth"

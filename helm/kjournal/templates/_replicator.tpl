@@ -12,7 +12,10 @@
 {{- end -}}
 {{- end -}}
 
-{{/* The Spark conf the chart sets for Spark on Kubernetes (client-mode driver in its pod). */}}
+{{/* The Spark conf the chart sets for Spark on Kubernetes (client-mode driver in its pod).
+disableConfigMap: executors run the driver's image, so they have its conf files already; the
+ConfigMap Spark would make for them was created after the first executor and showed up as a
+FailedMount event on every new executor. */}}
 {{- define "kjournal.replicator.kubernetesConf" -}}
 {{- $root := . -}}
 {{- $values := .Values.replicator -}}
@@ -25,6 +28,7 @@
   "spark.kubernetes.executor.podNamePrefix" $name
   "spark.kubernetes.executor.podTemplateFile" "/etc/kjournal/spark/executor-pod.yaml"
   "spark.kubernetes.executor.podTemplateContainerName" "executor"
+  "spark.kubernetes.executor.disableConfigMap" "true"
   "spark.driver.host" (printf "%s-driver.%s.svc" $name $root.Release.Namespace)
   "spark.driver.bindAddress" "0.0.0.0"
   "spark.driver.port" "7078"

@@ -15,7 +15,16 @@ import yaml
 from kjournal_dev.cli import build_parser
 from kjournal_dev.config import DevConfig, find_repo_root
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind import cluster, hostnet, images, node_image, packages, progress, toolchain
+from kjournal_dev.kind import (
+    cluster,
+    hostnet,
+    images,
+    network_policy,
+    node_image,
+    packages,
+    progress,
+    toolchain,
+)
 from kjournal_dev.kind.engine import lacks_sys_resource
 from kjournal_dev.kind.settings import KindSettings
 from kjournal_dev.kind.tool import KindTool
@@ -286,6 +295,35 @@ def test_system_pods_count_as_ready_only_when_all_are():
     )
 
 
+def test_network_policy_enforcement_runs_kube_router_from_the_node_image():
+    documents = list(yaml.safe_load_all(network_policy.manifest()))
+    daemonset = next(d for d in documents if d["kind"] == "DaemonSet")
+    assert daemonset["metadata"]["name"] == network_policy.DAEMONSET
+    spec = daemonset["spec"]["template"]["spec"]
+    containers = [*spec["initContainers"], *spec["containers"]]
+    assert {c["image"] for c in containers} == {node_image.KUBE_ROUTER_IMAGE}
+    assert {c["imagePullPolicy"] for c in containers} == {"Never"}  # nothing is pulled
+    assert node_image.KUBE_ROUTER_IMAGE in node_image.node_images()
+    assert "kube-router" in toolchain.OFFLINE_TOOLS
+    args = spec["containers"][0]["args"]
+    assert {"--run-firewall=true", "--run-router=false", "--run-service-proxy=false"} <= set(args)
+
+
+def _daemonset(name: str, desired: int, ready: int) -> dict[str, object]:
+    return {
+        "kind": "DaemonSet",
+        "metadata": {"name": name},
+        "status": {"desiredNumberScheduled": desired, "numberReady": ready},
+    }
+
+
+def test_network_policy_enforcement_counts_as_ready_only_when_every_pod_is():
+    assert network_policy.daemonset_ready([_daemonset("kube-router", 1, 1)])
+    assert not network_policy.daemonset_ready([_daemonset("kube-router", 1, 0)])
+    assert not network_policy.daemonset_ready([_daemonset("kube-router", 0, 0)])
+    assert not network_policy.daemonset_ready([_daemonset("kube-proxy", 1, 1)])
+
+
 def test_an_engine_that_cannot_be_installed_is_one_clear_line(tmp_path: Path, monkeypatch):
     monkeypatch.setattr("kjournal_dev.kind.packages.shutil.which", lambda name: None)
     runner = progress.Progress(lambda line: None, tmp_path)
@@ -312,3 +350,26 @@ def test_kind_env_puts_the_toolchain_before_the_shells_own_path(tmp_path: Path, 
         "export DOCKER_BUILDKIT",
         "export KUBECONFIG",
     ]
+
+
+def test_the_release_next_steps_are_the_documented_ones_on_ports_of_their_own():
+    from kjournal_dev.kind import release
+
+    docs = (find_repo_root() / "docs" / "kubernetes.md").read_text()
+    lines = [line.strip() for line in release.next_steps()]
+    forwards = [line for line in lines if "port-forward" in line]
+    assert len(forwards) == 2
+    for line in forwards:
+        assert line in docs, line
+    local = {int(line.split()[-2].split(":")[0]) for line in forwards}
+    defaults = DevConfig.from_env({})
+    taken = {defaults.writer_port, defaults.reader_port, defaults.replicator_port}
+    assert local == {18081, 18082}
+    assert not local & taken
+    assert set(release.RELEASE_IMAGES) <= {spec.name for spec in images.IMAGES}
+
+
+def test_kind_up_release_takes_a_namespace():
+    args = build_parser().parse_args(["kind", "up", "--release", "--namespace", "shop"])
+    assert (args.release, args.namespace) == (True, "shop")
+    assert build_parser().parse_args(["kind", "up"]).release is False

@@ -4,10 +4,13 @@ kjournal_dev.cli)."""
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any
 
 from kjournal_dev.config import DevConfig
 from kjournal_dev.kind.images import IMAGES
+from kjournal_dev.kind.progress import elapsed
+from kjournal_dev.kind.release import NAMESPACE, install_release, next_steps
 from kjournal_dev.kind.tool import KindTool
 
 
@@ -21,7 +24,14 @@ def _tool(args: argparse.Namespace) -> KindTool:
 
 def _up(platform: Any, args: argparse.Namespace) -> int:
     tool = _tool(args)
-    tool.up()
+    tool.up(with_skaffold=args.release)
+    if args.release:
+        started = time.monotonic()
+        install_release(tool, args.namespace)
+        _report(f"release: done in {elapsed(time.monotonic() - started)}")
+        for line in next_steps(args.namespace):
+            print(line)
+        return 0
     for line in tool.env_lines():
         print(line)
     return 0
@@ -86,9 +96,21 @@ def register(sub: Any) -> None:
         "registry is reachable)",
     )
     commands = kind.add_subparsers(dest="kind_command", required=True)
-    commands.add_parser(
+    up = commands.add_parser(
         "up", help="build what is missing (once, into the cache), start dockerd and the cluster"
-    ).set_defaults(run=_up)
+    )
+    up.add_argument(
+        "--release",
+        action="store_true",
+        help="also build skaffold (in the same pass as the other tools), load the images, start "
+        "the dev Kafka and Cassandra and install the chart with skaffold/values-kind.yaml",
+    )
+    up.add_argument(
+        "--namespace",
+        default=NAMESPACE,
+        help=f"the release's namespace with --release (default: {NAMESPACE})",
+    )
+    up.set_defaults(run=_up)
     commands.add_parser(
         "down",
         help="delete the cluster, stop dockerd by PID, remove its bridges and firewall rules",

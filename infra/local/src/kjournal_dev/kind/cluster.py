@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind import node_image
+from kjournal_dev.kind import network_policy, node_image
 from kjournal_dev.kind.engine import Engine, lacks_sys_resource
 from kjournal_dev.kind.progress import Progress, elapsed
 from kjournal_dev.kind.settings import KindSettings
@@ -178,27 +178,33 @@ class Cluster:
             "kind-create",
             env=self.engine.env(),
         )
-        self._wait_system_pods()
+        self._wait_system_pods(enforce_network_policies=offline)
         self.progress.report(
             f"cluster {settings.cluster_name} ready in {elapsed(time.monotonic() - started)}; "
             f"kubeconfig: {settings.kubeconfig}"
         )
 
-    def _wait_system_pods(self, timeout_s: float = 180) -> None:
-        """kube-proxy, coredns (cluster DNS) and local-path-provisioner (PVCs) serving.
+    def _wait_system_pods(
+        self, enforce_network_policies: bool = False, timeout_s: float = 180
+    ) -> None:
+        """kube-proxy, coredns (cluster DNS), local-path-provisioner (PVCs) and, offline,
+        kube-router (NetworkPolicies) serving.
 
         Our node image ships local-path-provisioner scaled to zero (node_image.storage_manifest):
         started with the node it would call the API through its Service before kube-proxy has
         programmed it, exit, and sit out the kubelet's 10-20 s back-off. It is scaled up here,
-        as soon as kube-proxy runs. One `kubectl get` per poll: the cluster is ready the moment
-        its pods are, not a command's polling interval later."""
+        as soon as kube-proxy runs; kube-router's DaemonSet is applied then for the same reason.
+        One `kubectl get` per poll: the cluster is ready the moment its pods are, not a
+        command's polling interval later."""
         env = self.engine.env()
         deadline = time.monotonic() + timeout_s
         scaled = False
         waiting: list[str] = []
         while time.monotonic() < deadline:
             listed = self.progress.capture(
-                self.kubectl("get", "pods,deployments", "--all-namespaces", "-o", "json"),
+                self.kubectl(
+                    "get", "pods,deployments,daemonsets", "--all-namespaces", "-o", "json"
+                ),
                 env=env,
                 check=False,
                 timeout=30,
@@ -217,6 +223,8 @@ class Cluster:
                         ),
                         env=env,
                     )
+                    if enforce_network_policies:
+                        self.apply_network_policy_enforcement()
                     scaled = True
                 waiting = [
                     name
@@ -226,6 +234,10 @@ class Cluster:
                         (
                             "local-path-provisioner",
                             _deployment_available(items, "local-path-provisioner"),
+                        ),
+                        (
+                            network_policy.DAEMONSET,
+                            not enforce_network_policies or network_policy.daemonset_ready(items),
                         ),
                     )
                     if not ready
@@ -238,6 +250,11 @@ class Cluster:
             f"did not get ready within {timeout_s:.0f} s; `kjournal-dev kind status` and "
             f'`kubectl get pods -A` (after `eval "$(kjournal-dev kind env)"`) show more'
         )
+
+    def apply_network_policy_enforcement(self) -> None:
+        manifest = self.settings.kind_state / "kube-router.yaml"
+        manifest.write_text(network_policy.manifest())
+        self.progress.capture(self.kubectl("apply", "-f", str(manifest)), env=self.engine.env())
 
     def _kind_delete(self, what: str) -> None:
         self.progress.run(

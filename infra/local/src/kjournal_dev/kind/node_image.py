@@ -5,7 +5,7 @@ every image it would pull built here.
    Go module).
 2. The images kubeadm and kind run, made from the binaries of the toolchain: FROM-nothing images
    for the control plane, etcd, coredns, pause and local-path-provisioner (`docker import` of a
-   one-file tree), kube-proxy on Debian (it needs iptables).
+   one-file tree), kube-proxy and kube-router on Debian (they need iptables and ipset).
 3. A container of the base image gets kubeadm, kubelet, kubectl, `/kind/version`, the storage
    manifest and a kubeadm patch (coredns probed for readiness every second); its containerd
    imports the images above (pinned, so the kubelet's image garbage collection never removes
@@ -43,6 +43,11 @@ ETCD_TAG = versions.ETCD.lstrip("v") + "-kjournal"
 COREDNS_TAG = versions.COREDNS + "-kjournal"
 LOCAL_PATH_IMAGE = f"kjournal.local/local-path-provisioner:{versions.LOCAL_PATH_PROVISIONER}"
 LOCAL_PATH_HELPER_IMAGE = "kjournal.local/local-path-helper:bookworm"
+KUBE_ROUTER_IMAGE = f"kjournal.local/kube-router:{versions.KUBE_ROUTER}"
+"""NetworkPolicies in the offline cluster: kube-router's firewall alone (network_policy.py). Not
+kube-network-policies: it queues each new connection to userspace with nftables' `queue`
+statement, and kernels built without CONFIG_NFT_QUEUE (ours) refuse that rule; kube-router
+needs only iptables, ipset and the physdev match."""
 
 _PATH_ENV = "ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KUBEADM_PATCHES_DIR = "/kind/kubeadm-patches"
@@ -97,14 +102,18 @@ def _aliases() -> dict[str, str]:
     }
 
 
-def _kube_proxy_image() -> str:
-    return f"registry.k8s.io/kube-proxy:{versions.KUBERNETES}"
+def _netfilter_images() -> dict[str, str]:
+    """Images of one binary on Debian with iptables, nftables, conntrack and ipset: name → binary."""
+    return {
+        f"registry.k8s.io/kube-proxy:{versions.KUBERNETES}": "kube-proxy",
+        KUBE_ROUTER_IMAGE: "kube-router",
+    }
 
 
 def node_images() -> list[str]:
     return [
         *(image.name for image in _binary_images()),
-        _kube_proxy_image(),
+        *_netfilter_images(),
         *_aliases(),
     ]
 
@@ -119,7 +128,7 @@ def recipe_hash() -> str:
         digest.update(resources.files("kjournal_dev.kind").joinpath(module).read_bytes())
     for asset in (
         "kind-base.Dockerfile",
-        "kube-proxy.Dockerfile",
+        "netfilter.Dockerfile",
         "10-bridge.conflist",
         KUBEADM_PATCH,
     ):
@@ -212,17 +221,26 @@ def _build_component_images(
                 )
         for alias, original in _aliases().items():
             progress.capture(engine.docker("tag", original, alias), env=env)
-        context = work / "kube-proxy"
-        context.mkdir()
-        shutil.copy2(chain.path("kube-proxy"), context / "kube-proxy")
-        (context / "Dockerfile").write_bytes(_asset("kube-proxy.Dockerfile"))
-        progress.run(
-            "building kube-proxy's image",
-            engine.docker("build", "--progress=plain", "-t", _kube_proxy_image(), str(context)),
-            "node-image",
-            env=env,
-            quiet=True,
-        )
+        for name, binary in _netfilter_images().items():
+            context = work / binary
+            context.mkdir()
+            shutil.copy2(chain.path(binary), context / binary)
+            (context / "Dockerfile").write_bytes(_asset("netfilter.Dockerfile"))
+            progress.run(
+                f"building {binary}'s image",
+                engine.docker(
+                    "build",
+                    "--progress=plain",
+                    "--build-arg",
+                    f"BINARY={binary}",
+                    "-t",
+                    name,
+                    str(context),
+                ),
+                "node-image",
+                env=env,
+                quiet=True,
+            )
 
 
 def storage_manifest(kind_module: Path) -> str:

@@ -83,10 +83,10 @@ class KindTool:
         self.engine.start()
         base_image.ensure(self.engine, self.progress, self.settings, offline)
 
-    def up(self) -> None:
+    def up(self, with_skaffold: bool = False) -> None:
         started = time.monotonic()
         offline = self.offline()
-        self.build_tools()
+        self.build_tools(with_skaffold)
         self.start_engine()
         if self.cluster.exists():
             self.progress.report(f"cluster {self.settings.cluster_name} already running (reused)")

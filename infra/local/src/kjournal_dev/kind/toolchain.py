@@ -1,5 +1,5 @@
 """The kind toolchain, built once from Go modules into the build cache: Kubernetes' binaries,
-etcd, kind, crictl, coredns, local-path-provisioner, helm, (on demand) skaffold, and pause from its
+etcd, kind, crictl, coredns, local-path-provisioner, helm, kube-router (NetworkPolicies), (on demand) skaffold, and pause from its
 C source. Nothing is downloaded but Go modules. Each tool and version is one build-cache entry
 (`tools/<name>-<version>/`, build_cache.py), so checkouts at other versions on the same machine
 keep theirs and a half-built tool is never used; the binaries a checkout uses are linked into its
@@ -354,6 +354,12 @@ TOOLS: dict[str, Tool] = {
             _go_install("github.com/rancher/local-path-provisioner"),
         ),
         Tool("helm", versions.HELM, ("helm",), _go_install("helm.sh/helm/v3/cmd/helm")),
+        Tool(
+            "kube-router",
+            versions.KUBE_ROUTER,
+            ("kube-router",),
+            _go_install("github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"),
+        ),
         Tool("skaffold", versions.SKAFFOLD, ("skaffold",), _build_skaffold),
         Tool("pause", versions.PAUSE, ("pause",), _build_pause),
     )
@@ -367,6 +373,7 @@ OFFLINE_TOOLS = (
     "coredns",
     "local-path-provisioner",
     "helm",
+    "kube-router",
     "pause",
 )
 """What a cluster with no registry needs (skaffold is built only on demand)."""
