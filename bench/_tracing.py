@@ -33,7 +33,10 @@ def otlp_endpoint() -> str:
 
 
 def tracing_env(mode: str) -> dict[str, str]:
-    """The OTEL_* variables of a service process in `mode`."""
+    """The OTEL_* variables of a service process in `mode`; none for "" (no `--tracing` given:
+    the process keeps whatever the environment says)."""
+    if not mode:
+        return {}
     if mode == "off":
         return {"OTEL_SDK_DISABLED": "true"}
     if mode == "on":
