@@ -25,6 +25,7 @@ from kjournal.feed import (
     Position,
     TopicFeed,
 )
+from kjournal.feed.reading import RESOLVE_CONCURRENCY, SCAN_CONCURRENCY
 from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
 from kjournal.model import Key
 from kjournal.read import JournalReader
@@ -336,3 +337,52 @@ def test_an_undecodable_record_is_a_quarantined_entry_and_parks_its_journal():
     assert [s for s in seen[3:] if s[0] == OTHER.id] == [(OTHER.id, n) for n in (1, 2, 3)]
     parked = next(e for e in entries if isinstance(e, FeedControl) and e.offset == 2)
     assert parked.reason == "parked behind the quarantined record at offset 1"
+
+
+class _Overlap:
+    """Wraps one async method of an object: how many of its calls were in flight at most."""
+
+    def __init__(self, inner: object, method: str) -> None:
+        self._inner = inner
+        self._method = method
+        self.active = 0
+        self.most = 0
+
+    def __getattr__(self, name: str) -> object:
+        attribute = getattr(self._inner, name)
+        if name != self._method:
+            return attribute
+
+        async def counted(*args: object, **kwargs: object) -> object:
+            self.active += 1
+            self.most = max(self.most, self.active)
+            try:
+                for _ in range(3):  # let every other ready call start before this one ends
+                    await asyncio.sleep(0)
+                return await attribute(*args, **kwargs)
+            finally:
+                self.active -= 1
+
+        return counted
+
+
+def test_a_live_tail_looks_up_new_journals_together_but_scans_kafka_a_few_at_a_time():
+    # 40 journals first met at offset 1: each lookup reads the head, then scans the tail
+    # [0, 1) from Kafka (no tail cache here), which holds a pooled consumer in a reader.
+    log = _log_with([(Key(TOPIC, f"j{n}"), Op("append", 1, 1)) for n in range(40)])
+    heads = _Overlap(InMemoryEventualReader(InMemoryReplicatedStore()), "head")
+    scans = _Overlap(log, "tail")
+    reader = JournalReader(heads, log, scans)  # type: ignore[arg-type]
+    feed = TopicFeed(_Source(log), reader)
+
+    async def run() -> list[FeedEntry]:
+        request = FeedRequest(TOPIC, after=Cursor({0: Position(1)}))
+        following = feed.follow(await feed.plan(request), heartbeat_s=0)
+        entries = [await anext(following) for _ in range(40)]
+        await following.aclose()  # type: ignore[attr-defined]
+        return entries
+
+    entries = asyncio.run(run())
+    assert [e.id for e in entries if isinstance(e, FeedEvent)] == [f"j{n}" for n in range(1, 40)]
+    assert heads.most == min(39, RESOLVE_CONCURRENCY) > SCAN_CONCURRENCY
+    assert scans.most == SCAN_CONCURRENCY

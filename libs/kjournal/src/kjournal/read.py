@@ -157,10 +157,12 @@ class JournalReader:
         end: int,
         pointer2: int | None,
         check_quarantine: bool = True,
+        scan_slots: asyncio.Semaphore | None = None,
     ) -> JournalView:
         """The journal as of offset `end` (exclusive) of its partition, `pointer2` read first.
         JournalQuarantined if a record of it is quarantined, unless not `check_quarantine` (the
-        topic feed, feed/states.py, asks for the journal before its quarantined record)."""
+        topic feed, feed/states.py, asks for the journal before its quarantined record).
+        `scan_slots`: held while the tail is scanned from Kafka (a pooled consumer), if it is."""
         started = time.perf_counter()
         with span("head", attributes={sem.JOURNAL_ID: key.id}):
             head, quarantined = await asyncio.gather(
@@ -180,7 +182,7 @@ class JournalReader:
         else:
             started = time.perf_counter()
             with span("tail", attributes={sem.PARTITION: partition}) as tail_span:
-                tail = await self._tail(key, partition, start, end, tail_span)
+                tail = await self._tail(key, partition, start, end, tail_span, scan_slots)
                 info = fold_head_info(head, tail.actions)
                 if tail_span is not None:
                     _pending(tail_span, head, tail, info)
@@ -194,7 +196,13 @@ class JournalReader:
         return self._scanner.actions(key, partition, start, end)
 
     async def _tail(
-        self, key: Key, partition: int, start: int, end: int, tail_span: Span | None = None
+        self,
+        key: Key,
+        partition: int,
+        start: int,
+        end: int,
+        tail_span: Span | None = None,
+        scan_slots: asyncio.Semaphore | None = None,
     ) -> Tail:
         if self._cache is not None:
             cached = await self._cache.tail(key, partition, start, end)
@@ -204,7 +212,10 @@ class JournalReader:
                 return cached
         if tail_span is not None:
             tail_span.set_attribute(sem.TAIL_CACHE, "unknown" if self._cache else "disabled")
-        return await self._scanner.tail(key, partition, start, end)
+        if scan_slots is None:
+            return await self._scanner.tail(key, partition, start, end)
+        async with scan_slots:
+            return await self._scanner.tail(key, partition, start, end)
 
     async def read(
         self, key: Key, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None

@@ -38,7 +38,12 @@ from kjournal.wire.record import ConsumedRecord, decode_action_record
 
 __all__ = ["FeedPlan", "FeedRequest", "TopicFeed"]
 
-RESOLVE_CONCURRENCY = 4  # state lookups at once per live tail (each a Cassandra read, maybe a scan)
+# State lookups at once per live tail: each is Cassandra reads (pointer2, the head, the
+# quarantine flag) and the tail, from the tail cache or else from a Kafka scan, which holds a
+# pooled consumer: at most SCAN_CONCURRENCY of those per tail, so that one stream never takes
+# the pool from the reader's journal reads.
+RESOLVE_CONCURRENCY = 32
+SCAN_CONCURRENCY = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +150,9 @@ class TopicFeed:
         self, plan: FeedPlan, batch: list[ConsumedRecord], states: dict[int, JournalStates]
     ) -> dict[tuple[int, str], JournalState]:
         """The states of the batch's journals that no partition's states hold yet, looked up
-        at once (RESOLVE_CONCURRENCY at a time) rather than one after the other as their first
-        records come up: a live tail meeting a hundred journals would otherwise wait out a
-        hundred lookups in a row. Each is the state `_record` would look up for the journal's
+        at once (RESOLVE_CONCURRENCY at a time, SCAN_CONCURRENCY of them scanning Kafka) rather
+        than one after the other as their first records come up: a live tail meeting a hundred
+        journals would otherwise wait out a hundred lookups in a row. Each is the state `_record` would look up for the journal's
         first record in the batch; a journal not met before it has the same state at the
         partition's start as right before that record."""
         firsts: dict[tuple[int, str], int] = {}
@@ -162,6 +167,7 @@ class TopicFeed:
         if len(firsts) < 2:
             return {}  # one lookup gains nothing from being made early
         limit = asyncio.Semaphore(RESOLVE_CONCURRENCY)
+        scans = asyncio.Semaphore(SCAN_CONCURRENCY)
         topic = plan.request.topic
 
         async def resolve(journal: tuple[int, str], offset: int) -> JournalState:
@@ -169,7 +175,7 @@ class TopicFeed:
             at = offset if states[partition].evicted else plan.starts[partition].offset
             async with limit:
                 return await self._resolver.state_at(
-                    Key(topic, id_), partition, at, plan.beginnings[partition]
+                    Key(topic, id_), partition, at, plan.beginnings[partition], scans
                 )
 
         found = await asyncio.gather(*(resolve(j, offset) for j, offset in firsts.items()))

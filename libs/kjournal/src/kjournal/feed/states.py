@@ -23,7 +23,10 @@ log start) up to P, comparing keys only; a state takes a few hundred bytes with 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from kjournal.errors import FormatError, JournalQuarantined
@@ -91,19 +94,29 @@ class StateResolver:
     def __init__(self, reader: JournalReader) -> None:
         self._reader = reader
 
-    async def state_at(self, key: Key, partition: int, at: int, log_start: int) -> JournalState:
-        """The journal's state before offset `at` (see the module docstring)."""
+    async def state_at(
+        self,
+        key: Key,
+        partition: int,
+        at: int,
+        log_start: int,
+        scan_slots: asyncio.Semaphore | None = None,
+    ) -> JournalState:
+        """The journal's state before offset `at` (see the module docstring). `scan_slots`: held
+        while Kafka is scanned with a pooled consumer (the tail cache does not cover the tail)."""
         if at <= 0:
             return JournalState()
         reader = self._reader
         pointer2 = await reader.pointer2(key, partition)
         try:
             try:
-                view = await reader.view_at(key, partition, at, pointer2)
+                view = await reader.view_at(key, partition, at, pointer2, scan_slots=scan_slots)
             except JournalQuarantined as exc:
                 if exc.offset < at:
                     return JournalState(quarantined_at=exc.offset)
-                view = await reader.view_at(key, partition, at, pointer2, check_quarantine=False)
+                view = await reader.view_at(
+                    key, partition, at, pointer2, check_quarantine=False, scan_slots=scan_slots
+                )
         except FormatError:
             return JournalState(quarantined_at=at - 1)  # its tail before `at` does not decode
         head = view.head
@@ -113,10 +126,16 @@ class StateResolver:
             passed = head.partition_offset.offset >= at
         if not passed:
             return JournalState.of(view.info)
-        state = JournalState()
-        try:
-            async for record in reader.actions(key, partition, log_start, at):
-                state = state.apply(record)
-        except FormatError:
-            return JournalState(quarantined_at=at - 1)
-        return state
+        async with scan_slots or contextlib.nullcontext():
+            return await _fold_from(reader.actions(key, partition, log_start, at), at)
+
+
+async def _fold_from(records: AsyncIterator[ActionRecord], at: int) -> JournalState:
+    """The state `records` (a journal's, from nothing up to offset `at`) fold to."""
+    state = JournalState()
+    try:
+        async for record in records:
+            state = state.apply(record)
+    except FormatError:
+        return JournalState(quarantined_at=at - 1)
+    return state
