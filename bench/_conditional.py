@@ -12,7 +12,9 @@ journals. For each mode, in the same run, alternating `--rounds` times:
 * two writers: one wrk per writer at once, c/2 connections and 500 journals each.
 
 Prints each run, then the medians: appends/s, p50/p99 latency, the writers' and the reader's CPU
-per append, conditional over unconditional and two writers over one. Any answer but a 2xx (a 412
+per append, conditional over unconditional and two writers over one; and the host's ceiling for
+two writers over one: its cores over those the one-writer runs kept busy (the total load is the
+same c connections either way, so a second writer can only add what idle cores allow). Any answer but a 2xx (a 412
 included: every condition should hold) fails the run.
 """
 
@@ -222,6 +224,25 @@ def compare_conditional(kafka: KafkaSettings, level: int, args: argparse.Namespa
         )
     for mode in MODES:
         print(f"  two writers/one, {mode}: {_ratio(rate[(2, mode)], rate[(1, mode)]):.2f}")
+    for mode in MODES:
+        print(_ceiling(mode, runs[(1, mode)]))
+
+
+def _ceiling(mode: str, one_writer: list[Run]) -> str:
+    """What the host allows two writers over one at most: the same total load (c connections)
+    gains from a second writer process only while cores are left idle, and every append costs
+    the host about what it cost with one writer (its CPU per append, all processes counted)."""
+    cores = os.cpu_count() or 1
+    busy = statistics.median(run.host_cores for run in one_writer)
+    host_ms = statistics.median(
+        run.host_cores * run.seconds / max(1, run.appends) for run in one_writer
+    )
+    writer_ms = statistics.median(run.writer_cpu / max(1, run.appends) for run in one_writer)
+    return (
+        f"  host ceiling of two writers/one, {mode}: {_ratio(cores, busy):.2f} ({cores} cores / "
+        f"{busy:.2f} busy with one writer; an append costs the host {host_ms * 1000:.1f} ms of "
+        f"CPU, {writer_ms * 1000:.2f} ms of it the writer's)"
+    )
 
 
 def _ratio(a: float, b: float) -> float:
