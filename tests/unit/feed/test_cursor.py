@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kjournal.errors import InvalidCursor
 from kjournal.feed import Cursor, Position
+from kjournal.feed.cursor import CursorFrame
 
 positions = st.dictionaries(
     st.integers(0, 10_000),
@@ -24,6 +25,21 @@ positions = st.dictionaries(
 def test_round_trip(by_partition: dict[int, Position]):
     cursor = Cursor(by_partition)
     assert Cursor.decode(cursor.encode()) == cursor
+
+
+@given(
+    positions,
+    st.integers(0, 10_000),
+    st.builds(Position, st.integers(0, 2**63 - 1), st.integers(0, 10**9)),
+)
+def test_a_frame_makes_the_cursor_a_copy_with_one_position_changed_is(
+    by_partition: dict[int, Position], partition: int, position: Position
+):
+    # the feed's per-record shortcut: the other partitions' text joined once
+    made = CursorFrame(by_partition, partition).cursor(position)
+    expected = Cursor({**by_partition, partition: position})
+    assert made == expected
+    assert made.encode() == Cursor(dict(expected.positions)).encode()
 
 
 @given(st.text(max_size=200))

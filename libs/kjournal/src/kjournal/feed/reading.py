@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from kjournal.errors import FormatError, InvalidCursor, InvalidInput, PositionGone
-from kjournal.feed.cursor import Cursor, Position
+from kjournal.feed.cursor import Cursor, CursorFrame, Position
 from kjournal.feed.entries import (
     Control,
     FeedControl,
@@ -243,8 +243,13 @@ class TopicFeed:
         `ahead`: the (journal id, state) looked up ahead for this record, if any."""
         offset = raw.offset
 
+        frame: CursorFrame | None = None
+
         def cursor(position: Position) -> Cursor:
-            return Cursor({**positions, partition: position})
+            nonlocal frame
+            if frame is None:
+                frame = CursorFrame(positions, partition)
+            return frame.cursor(position)
 
         def quarantined(id_: str, reason: str) -> list[FeedEvent | FeedControl]:
             states.put(id_, JournalState(quarantined_at=offset))
