@@ -33,10 +33,11 @@ from kjournal.model import (
     PurgeHeader,
     SeqNr,
 )
+from kjournal.model.head import JournalHead
 from kjournal.outcome import append_outcome
 from kjournal.read import JournalReader
 from kjournal.replicate import replicate_partition
-from kjournal.wire.record import append_action, encode_action
+from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 
 from tests.support.memory_read import InMemoryPartitionLog
 
@@ -265,3 +266,33 @@ def histories(draw: st.DrawFn) -> list[Op]:
 @settings(max_examples=200, deadline=None)
 def test_random_histories_at_random_splits(ops: list[Op], data: st.DataObject):
     _check(ops, data.draw(st.integers(0, len(ops))))
+
+
+class _ReplicatedMeanwhile(InMemoryEventualReader):
+    """Replicates `later` into the store when the head is first asked: replication passing
+    between the outcome's pointer2 and its head."""
+
+    def __init__(self, store: InMemoryReplicatedStore, later: list[ConsumedRecord]) -> None:
+        super().__init__(store)
+        self._later = later
+
+    async def head(self, key: Key) -> JournalHead | None:
+        if self._later:
+            replicate_partition(TOPIC, 0, self._later, self.store, NOW)
+            self._later = []
+        return await super().head(key)
+
+
+def test_a_purge_replicated_between_pointer2_and_the_head_does_not_make_a_conflict_taken():
+    # The conflict at offset 1 met a journal at seqNr 5. A purge after it, replicated while the
+    # outcome was read, leaves no head: folded onto nothing, the conflict would look taken; it
+    # is folded from the log start instead.
+    ops = [ap(1, 5), ap(3, variant=1), Op(KEY, "purge")]
+    records = _log_with(ops).records[0]
+    log = _log_with(ops)
+    store = InMemoryReplicatedStore()
+    replicate_partition(TOPIC, 0, records[:1], store, NOW)
+    reader = JournalReader(_ReplicatedMeanwhile(store, records[1:]), log, log)
+
+    outcome = asyncio.run(append_outcome(reader, KEY, 1))
+    assert (outcome.outcome, outcome.seq_nr) == (Outcome.CONFLICT, 5)

@@ -11,6 +11,10 @@ The writer produces an append, then asks for its outcome before it answers (docs
    read of the journal as it met the append returns: identical is a replay (the answer names the
    copy readers return), else a refusal (it had a condition) or a conflict.
 
+A journal without a head whose append a purge follows in the log is folded from the log start
+instead: replicated between the reads of pointer2 and the head, that purge deleted the head the
+append met, and nothing in Cassandra says so.
+
 When replication already passed the append (pointer2 or the head at or beyond its offset), the
 journal it met is gone from view. Then only the evidence of what readers return now can answer:
 its events stored at its own offset (taken) or an identical copy elsewhere (a replay); anything
@@ -32,6 +36,7 @@ from kjournal.model import (
     Key,
     Outcome,
     PartitionOffset,
+    Purge,
 )
 from kjournal.read import JournalReader, JournalView, event_records
 from kjournal.tail import Tail
@@ -79,6 +84,8 @@ async def append_outcome(reader: JournalReader, key: Key, offset: int) -> Append
     view = await reader.view_at(key, partition, offset + 1, pointer2)
     if view.head is not None and view.head.partition_offset.offset >= offset:
         return await _from_evidence(reader, key, partition, offset)
+    if view.head is None and await _purged_after(reader, key, partition, offset, end):
+        view = await _from_log_start(reader, key, partition, offset)
     actions = view.tail.actions
     record = actions[-1] if actions and actions[-1].offset == offset else None
     append = _the_append(key, offset, record)
@@ -99,6 +106,35 @@ async def append_outcome(reader: JournalReader, key: Key, offset: int) -> Append
     if kind is Outcome.REPLAY and kept is not None:
         position, timestamp = kept.partition_offset, kept.timestamp
     return AppendOutcome(kind, met or 0, position, timestamp, header.expect)
+
+
+async def _purged_after(
+    reader: JournalReader, key: Key, partition: int, offset: int, end: int
+) -> bool:
+    """Whether a purge of the journal follows its append at `offset` in the log, below `end`.
+    Replicated after pointer2 was read and before the head was, it deleted the head the append
+    met, and a deleted head leaves no offset behind: folded onto nothing, the append would meet
+    a journal that does not exist (a conflict "taken"). `end` was read with pointer2, before
+    the head: a purge above it was produced after that, and replicated before the head was read
+    only if the reader stalled between its reads for longer than the replicator takes to
+    replicate a new record (docs/concurrency.md). Reading the end again here would close that
+    too, for a Kafka round trip on every outcome of an unreplicated journal."""
+    if end <= offset + 1:
+        return False
+    later = await reader.tail(key, partition, offset + 1, end)
+    return any(isinstance(record.action, Purge) for record in later.actions)
+
+
+async def _from_log_start(
+    reader: JournalReader, key: Key, partition: int, offset: int
+) -> JournalView:
+    """The journal up to its append at `offset`, folded from the partition's log start alone
+    (Cassandra not asked): exact while Kafka still holds the journal's history since it was
+    created or last purged, as the topic feed's lookups are (feed/states.py). Only an append
+    that a purge follows closely pays this scan."""
+    actions = tuple([record async for record in reader.actions(key, partition, 0, offset + 1)])
+    info = fold_head_info(None, actions)
+    return JournalView(key, partition, offset + 1, None, None, Tail(0, offset + 1, actions), info)
 
 
 def _the_append(key: Key, offset: int, record: ActionRecord | None) -> Append:

@@ -195,6 +195,10 @@ class JournalReader:
         """The journal's actions at offsets [start, end), read from Kafka, payloads included."""
         return self._scanner.actions(key, partition, start, end)
 
+    async def tail(self, key: Key, partition: int, start: int, end: int) -> Tail:
+        """The journal's actions at offsets [start, end): from the tail cache, else Kafka."""
+        return await self._tail(key, partition, start, end)
+
     async def _tail(
         self,
         key: Key,
