@@ -152,9 +152,9 @@ class TopicFeed:
         """The states of the batch's journals that no partition's states hold yet, looked up
         at once (RESOLVE_CONCURRENCY at a time, SCAN_CONCURRENCY of them scanning Kafka) rather
         than one after the other as their first records come up: a live tail meeting a hundred
-        journals would otherwise wait out a hundred lookups in a row. Each is the state `_record` would look up for the journal's
-        first record in the batch; a journal not met before it has the same state at the
-        partition's start as right before that record."""
+        journals would otherwise wait out a hundred lookups in a row. Each is the state
+        `_record` would look up for the journal's first record in the batch; a journal not met
+        before it has the same state at the partition's start as right before that record."""
         firsts: dict[tuple[int, str], int] = {}
         for raw in batch:
             try:
