@@ -32,3 +32,29 @@ def test_a_process_whose_main_thread_left_still_runs_then_is_reaped(tmp_path: Pa
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert pid not in process._children  # reaped through its Popen: nothing left to warn about
+
+
+def test_a_child_whose_last_thread_ends_while_it_is_looked_at_is_reaped_through_its_popen(
+    tmp_path: Path,
+):
+    # The window CI once hit: the first poll() sees the child running, its last thread ends,
+    # and the /proc checks then find a zombie with no live thread. It must be reaped through its
+    # Popen (which otherwise warns later of a child it thinks still runs), not behind its back.
+    pid = process.spawn([sys.executable, "-c", "pass"], tmp_path / "log", cwd=tmp_path)
+    deadline = time.monotonic() + 10
+    while _state(pid) != "Z":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    child = process._children[pid]
+    real_poll = child.poll
+    polls = 0
+
+    def first_sees_it_running() -> int | None:
+        nonlocal polls
+        polls += 1
+        return None if polls == 1 else real_poll()
+
+    child.poll = first_sees_it_running  # type: ignore[method-assign]
+    assert not process.is_running(pid)
+    assert pid not in process._children
+    assert child.returncode == 0

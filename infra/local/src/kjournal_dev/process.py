@@ -77,6 +77,14 @@ def is_running(pid: int, marker: str | None = None) -> bool:
             # shows as a zombie, yet it runs (and holds its ports) until the last thread ends.
             if _live_threads(pid):
                 return True
+            if child is not None:
+                # Its last thread has left /proc but may not have finished exiting: until the
+                # kernel lets it be reaped, it still is running (and Popen must do the reaping,
+                # or it warns later of a child it thinks still runs).
+                if child.poll() is None:
+                    return True
+                del _children[pid]
+                return False
             _reap(pid)
             return False
         if marker is not None:
