@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from kjournal.model import ActionRecord, Key
-from kjournal.tail import Tail, TailBuilder
+from kjournal.read.tail import Tail, TailBuilder
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 

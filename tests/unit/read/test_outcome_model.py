@@ -1,4 +1,4 @@
-"""An append's outcome (kjournal/outcome.py) against a naive model of the append rule.
+"""An append's outcome scanned from Cassandra and Kafka (kjournal/read/outcome.py) against a naive model of the append rule.
 
 Random histories of appends (with and without conditions, retries, conflicting resends), deletes
 and purges go into an in-memory log; a prefix is replicated into the in-memory store. For every
@@ -34,7 +34,7 @@ from kjournal.model import (
     SeqNr,
 )
 from kjournal.model.head import JournalHead
-from kjournal.outcome import append_outcome
+from kjournal.read.outcome import scanned_outcome
 from kjournal.read import JournalReader
 from kjournal.replicate import replicate_partition
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
@@ -148,7 +148,7 @@ def _check(ops: list[Op], split: int) -> None:
                 continue
             op = ops[offset]
             try:
-                outcome = await append_outcome(reader, KEY, offset)
+                outcome = await scanned_outcome(reader, KEY, offset)
             except OutcomeUnknown:
                 assert offset < split, f"offset {offset}: unknown, though not replicated yet"
                 continue
@@ -294,5 +294,5 @@ def test_a_purge_replicated_between_pointer2_and_the_head_does_not_make_a_confli
     replicate_partition(TOPIC, 0, records[:1], store, NOW)
     reader = JournalReader(_ReplicatedMeanwhile(store, records[1:]), log, log)
 
-    outcome = asyncio.run(append_outcome(reader, KEY, 1))
+    outcome = asyncio.run(scanned_outcome(reader, KEY, 1))
     assert (outcome.outcome, outcome.seq_nr) == (Outcome.CONFLICT, 5)

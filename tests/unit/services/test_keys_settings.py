@@ -58,7 +58,7 @@ def test_settings_come_from_kjournal_variables(monkeypatch: pytest.MonkeyPatch):
         "KJOURNAL_CASSANDRA__USERNAME": "reader",
         "KJOURNAL_HTTP__PORT": "9000",
         "KJOURNAL_HTTP__TOPIC_PREFIX": "journal-",
-        "KJOURNAL_TAIL_CACHE__ENABLED": "false",
+        "KJOURNAL_FOLD__ENABLED": "false",
     }.items():
         monkeypatch.setenv(name, value)
     writer = WriterSettings()
@@ -70,7 +70,7 @@ def test_settings_come_from_kjournal_variables(monkeypatch: pytest.MonkeyPatch):
     assert writer.http.port == 9000
     assert reader.cassandra.contact_points == ("c1", "c2")
     assert "pw" not in repr(reader)
-    assert reader.tail_cache.enabled is False
+    assert reader.fold.enabled is False
     assert reader.http.topic_prefix == "journal-"
 
 

@@ -32,8 +32,19 @@ OUTCOME = {
 def _response(status: str, body: bytes, server: str) -> bytes:
     head = f"HTTP/1.1 {status}\r\nserver: {server}\r\ncontent-length: {len(body)}\r\n"
     if body:
-        head += "content-type: application/json\r\n"
+        head += "content-type: application/x-ndjson\r\n"
     return head.encode() + b"\r\n" + body
+
+
+async def _request(reader: asyncio.StreamReader) -> bytes:
+    """One request's head and body (the writer asks with a JSON body)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    return await reader.readexactly(length)
 
 
 async def _stranger_then_reader(connections: list[int]) -> asyncio.Server:
@@ -43,11 +54,15 @@ async def _stranger_then_reader(connections: list[int]) -> asyncio.Server:
         connections.append(len(connections))
         stranger = len(connections) == 1
         try:
-            while await reader.readuntil(b"\r\n\r\n"):
+            while body := await _request(reader):
+                asked = json.loads(body)["appends"]
                 if stranger:
                     writer.write(_response("404 Not Found", b"", "keryx"))
                 else:
-                    writer.write(_response("200 OK", json.dumps(OUTCOME).encode(), "uvicorn"))
+                    lines = "".join(
+                        json.dumps({"i": i, "outcome": OUTCOME}) + "\n" for i in range(len(asked))
+                    )
+                    writer.write(_response("200 OK", lines.encode(), "uvicorn"))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

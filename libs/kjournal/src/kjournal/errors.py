@@ -41,6 +41,7 @@ KJournalError
 │   ├── KafkaUnavailable
 │   ├── CassandraUnavailable
 │   ├── KeysUnavailable          the token issuer's key set could not be read
+│   ├── FoldUnavailable          a reader's fold cannot answer now (rebuilding, or far behind)
 │   └── Busy                     the service is at its limit of concurrent work; retry later
 └── DeadlineExceeded             an operation ran out of time
     ├── OutcomeUnknown           Kafka did not acknowledge an action in time; it may still land
@@ -297,6 +298,12 @@ class CassandraUnavailable(Unavailable):
 
 class KeysUnavailable(Unavailable):
     """The token issuer's key set (JWKS) could not be read: no token can be verified."""
+
+
+class FoldUnavailable(Unavailable):
+    """The reader's fold of a topic cannot answer now: it is being rebuilt after a failure, or
+    has not consumed what the question needs. The read side then reads Cassandra and Kafka
+    itself (read/view.py, read/outcome.py)."""
 
 
 class Busy(Unavailable):

@@ -37,9 +37,9 @@ from kjournal.fold.append_rule import MAX_GAP
 from kjournal.fold.head_info import HeadInfo
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.producer import ActionProducer
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings, TailCacheSettings
-from kjournal.kafka.tail_cache import TailCache
+from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
 from kjournal.kafka.tail_scanner import KafkaTailScanner
+from kjournal.kafka.topic_stream import KafkaTopicStream
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.model import (
@@ -65,9 +65,11 @@ from kjournal.model import (
     seq_nr,
 )
 from kjournal.model.replication import TopicReplication
-from kjournal.outcome import LocalOutcomes
 from kjournal.ports import AppendOutcomes, EventualReader
-from kjournal.read import JournalReader, JournalView
+from kjournal.read.follower import Follower
+from kjournal.read.outcome import LocalOutcomes
+from kjournal.read.settings import FoldSettings
+from kjournal.read.view import JournalReader, JournalView
 from kjournal.replication_status import replication_status
 from kjournal.spans import conventions as sem
 from kjournal.spans import recording
@@ -94,7 +96,9 @@ class Journals:
     kafka: how to reach the brokers.
     eventual: the eventual store's read side; without it the journals can only write.
     writes: whether to open a producer (a reader with read-only Kafka rights passes False).
-    consumer_pool, tail_cache: the read side's Kafka consumers (defaults when None).
+    consumer_pool: the read side's pooled Kafka consumers (defaults when None).
+    fold: the read side's fold of each topic asked about (docs/concurrency.md; defaults when
+        None; `FoldSettings(enabled=False)`: every question reads Cassandra and scans Kafka).
     origin: written into every action header (None: none).
     outcomes: where an append's outcome is learned before `append` returns (docs/concurrency.md);
         default: this Journals' own reads. Without either, `append` raises WritesNotConfigured
@@ -108,14 +112,14 @@ class Journals:
         eventual: EventualReader | None = None,
         writes: bool = True,
         consumer_pool: ConsumerPoolSettings | None = None,
-        tail_cache: TailCacheSettings | None = None,
+        fold: FoldSettings | None = None,
         origin: str | None = HOST_NAME,
         metrics: Metrics | None = None,
         outcomes: AppendOutcomes | None = None,
     ) -> None:
         self.kafka = kafka
         self.consumer_pool_settings = consumer_pool or ConsumerPoolSettings()
-        self.tail_cache_settings = tail_cache or TailCacheSettings()
+        self.fold_settings = fold or FoldSettings()
         self.origin = origin
         self._writes = writes
         self._eventual = eventual
@@ -126,7 +130,7 @@ class Journals:
         self._scanner: KafkaTailScanner | None = None
         self._reader: JournalReader | None = None
         self._outcomes = outcomes
-        self.tail_cache: TailCache | None = None
+        self.follower: Follower | None = None
         self.version = _library_version()
 
     async def __aenter__(self) -> Journals:
@@ -150,11 +154,14 @@ class Journals:
             ConsumerPool(self.kafka, pool_settings, self._metrics)
         )
         scanner = self._scanner = KafkaTailScanner(pool, topics, pool_settings, self._metrics)
-        if self.tail_cache_settings.enabled:
-            self.tail_cache = await stack.enter_async_context(
-                TailCache(self.kafka, self.tail_cache_settings, eventual, topics, self._metrics)
+        settings = self.fold_settings
+        if settings.enabled:
+            self.follower = await stack.enter_async_context(
+                Follower(KafkaTopicStream(self.kafka), scanner, eventual, settings, self._metrics)
             )
-        self._reader = JournalReader(eventual, scanner, scanner, self.tail_cache, self._metrics)
+        self._reader = JournalReader(
+            eventual, scanner, scanner, self.follower, self._metrics, settings.wait_timeout_s
+        )
         if self._outcomes is None:
             self._outcomes = LocalOutcomes(self._reader)
 
@@ -250,6 +257,10 @@ def _append_result(key: Key, range_: SeqRange, outcome: AppendOutcome) -> Append
     if kind is Outcome.GAP:
         raise SeqNrGap(key.topic, key.id, outcome.seq_nr, range_.from_, MAX_GAP)
     raise AppendConflict(key.topic, key.id, outcome.seq_nr)
+
+
+async def _nothing() -> None:
+    return None
 
 
 class Journal:
@@ -355,16 +366,21 @@ class Journal:
 
     async def pointer(self) -> SeqNr | None:
         """The last seqNr, or None if the journal does not exist (or was purged)."""
-        return (await self.view()).info.seq_nr
+        return (await self._journals.reader.view(self.key, rows=False)).info.seq_nr
 
     async def status(self, conflicts_shown: int = 20) -> JournalStatus:
         """The journal's head, what is not replicated yet, and its first `conflicts_shown`
         conflicting duplicates."""
-        view = await self.view()
+        view = await self._journals.reader.view(self.key, rows=False)
         info: HeadInfo = view.info
-        expiry = view.head.expiry if view.head is not None and info.purged_at is None else None
         eventual = self._journals.eventual
-        conflicts = await eventual.conflicts(self.key, conflicts_shown)
+        stored = info.exists and info.purged_at is None
+        conflicts, head = await asyncio.gather(
+            eventual.conflicts(self.key, conflicts_shown),
+            eventual.head(self.key) if stored else _nothing(),
+        )
+        # The expiry is the replicator's to compute (its clock, its time zone): Cassandra's.
+        expiry = head.expiry if head is not None else None
         return JournalStatus(
             key=self.key,
             seq_nr=info.seq_nr,

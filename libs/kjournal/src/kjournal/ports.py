@@ -1,6 +1,6 @@
 """The seams between the journal's algorithms and its storage.
 
-`read.py` and `replicate/` see only these Protocols; the Cassandra and in-memory adapters
+`read/` and `replicate/` see only these Protocols; the Cassandra and in-memory adapters
 implement them. The write side is synchronous (it runs inside Spark tasks); the read side is async.
 """
 
@@ -118,7 +118,7 @@ class ReplicatedStore(Protocol):
 
 class AppendOutcomes(Protocol):
     """Where a writer learns what the append rule made of its append (docs/concurrency.md): the
-    reader, in process (`kjournal.outcome.LocalOutcomes`) or over HTTP (the writer service)."""
+    reader, in process (`kjournal.read.outcome.LocalOutcomes`) or over HTTP (the writer service)."""
 
     async def outcome(self, key: Key, offset: int) -> AppendOutcome:
         """The outcome of the journal's append at `offset` of its partition."""

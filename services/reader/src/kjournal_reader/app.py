@@ -2,7 +2,7 @@
 
 The lifespan opens, in order: the Cassandra connection (in the background: the reader starts
 and answers 503 while Cassandra is unreachable) and a read-only `Journals` with that eventual
-reader (partition counts, consumer pool, tail cache, no producer); it closes them in reverse.
+reader (partition counts, consumer pool, the fold of each topic asked about, no producer); it closes them in reverse.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from fastapi import FastAPI
 from kjournal.api.schemas import EventOut, FeedEntryOut, JournalIdOut
 from kjournal.cassandra.connection import CassandraConnection, LazyEventualReader
 from kjournal.journal import Journals
+from kjournal.read.outcome import LocalOutcomes
 from kjournal_service.app import environment_app, service_app
 from kjournal_service.dependency_watch import DependencyWatch
 from kjournal_service.health import kafka_check
 
-from kjournal_reader.routes import health, journals, topics
+from kjournal_reader.routes import health, journals, outcomes, topics
 from kjournal_reader.settings import Settings
 from kjournal_reader.stream_slots import StreamSlots
 
@@ -49,11 +50,14 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
                 eventual=eventual,
                 writes=False,
                 consumer_pool=settings.consumer_pool,
-                tail_cache=settings.tail_cache,
+                fold=settings.fold,
                 origin=None,
                 metrics=app.state.metrics,
             )
         )
+        outcomes = journals.outcomes
+        assert isinstance(outcomes, LocalOutcomes)  # a Journals with reads answers them itself
+        app.state.outcomes = outcomes
         checks = {
             "kafka": kafka_check(journals.topics, settings.http.topic_prefix),
             "cassandra": cassandra.probe,
@@ -83,8 +87,15 @@ def create_app(settings: Settings) -> FastAPI:
         service="reader",
         description=DESCRIPTION,
         lifespan=_lifespan,
-        routers=(journals.router, topics.router, health.router),
-        openapi_models=(EventOut, FeedEntryOut, JournalIdOut),
+        routers=(
+            journals.router,
+            outcomes.journal_router,
+            topics.router,
+            outcomes.topic_router,
+            health.router,
+        ),
+        openapi_models=(EventOut, FeedEntryOut, JournalIdOut, *outcomes.OPENAPI_MODELS),
+        hot_endpoints=(outcomes.outcomes,),
         auth=settings.auth,
     )
     app.state.stream_slots = StreamSlots(settings.http.max_concurrent_streams, app.state.metrics)

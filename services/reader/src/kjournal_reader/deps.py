@@ -11,12 +11,18 @@ from typing import Annotated, cast
 from fastapi import Depends, Request
 from kjournal.cassandra.connection import CassandraConnection
 from kjournal.ports import EventualReader
+from kjournal.read.outcome import LocalOutcomes
 
 from kjournal_reader.stream_slots import StreamSlot, StreamSlots
 
 
 async def get_eventual(request: Request) -> EventualReader:
     return cast(EventualReader, request.app.state.eventual)
+
+
+def outcomes_of(request: Request) -> LocalOutcomes:
+    """The appends' outcomes, from this process's folds (a hot path: no dependency graph)."""
+    return cast(LocalOutcomes, request.app.state.outcomes)
 
 
 async def get_cassandra(request: Request) -> CassandraConnection:

@@ -3,7 +3,7 @@
     KJOURNAL_KAFKA__BOOTSTRAP_SERVERS=10.0.0.1:9092
     KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.2,10.0.0.3
     KJOURNAL_CASSANDRA__PASSWORD=...          (a secret: never logged)
-    KJOURNAL_TAIL_CACHE__PAYLOAD_BUDGET_BYTES=67108864
+    KJOURNAL_FOLD__PAYLOAD_BUDGET_BYTES=67108864
     KJOURNAL_HTTP__PORT=8082
 
 docs/configuration.md lists every variable.
@@ -12,7 +12,8 @@ docs/configuration.md lists every variable.
 from __future__ import annotations
 
 from kjournal.cassandra.settings import CassandraSettings
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings, TailCacheSettings
+from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.read.settings import FoldSettings
 from kjournal_service.auth import AuthSettings
 from kjournal_service.settings import HttpSettings, ServiceSettings
 from pydantic import Field
@@ -32,7 +33,7 @@ class Settings(ServiceSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     cassandra: CassandraSettings = Field(default_factory=CassandraSettings)
     consumer_pool: ConsumerPoolSettings = Field(default_factory=ConsumerPoolSettings)
-    tail_cache: TailCacheSettings = Field(default_factory=TailCacheSettings)
+    fold: FoldSettings = Field(default_factory=FoldSettings)
     http: ReaderHttpSettings = Field(default_factory=ReaderHttpSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     cassandra_retry_max_s: float = Field(

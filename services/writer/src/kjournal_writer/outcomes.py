@@ -1,29 +1,41 @@
 """`ReaderOutcomes`: the writer learns each append's outcome from the reader service (over HTTP).
 
 The writer has no Cassandra and does not follow Kafka, so it cannot know what the append rule
-makes of its record (docs/concurrency.md); the reader can: `GET /v1/journals/{topic}/{id}/appends/
-{offset}`. The caller's bearer token is passed on (the reader asks for the same `journal:append`
-scope), and so is the trace context. When the reader cannot tell, the append is in Kafka but its
-fate is unknown to the writer: OutcomeUnknown (504), and the client's resend of the same append is
-answered as a replay or a refusal, never stored twice.
+makes of its record (docs/concurrency.md); the reader's fold can. The questions of one topic
+(and one caller's bearer token, which the reader checks for the same `journal:append` scope) go
+together: `POST /v1/topics/{topic}/outcomes` carries every question waiting when a request
+leaves, and its answer streams a line per question as the reader's fold decides it. At most
+`max_requests` requests per topic and token are in flight; questions arriving meanwhile wait for
+the next, so under load each request carries many (one request per append cost the writer a
+millisecond of CPU and the reader more; docs/performance.md). A question's trace context goes
+with it, so the reader's outcome span sits under the append's.
+
+When the reader cannot tell, the append is in Kafka but its fate is unknown to the writer:
+OutcomeUnknown (504), and the client's resend of the same append is answered as a replay or a
+refusal, never stored twice.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 
 import aiohttp
+import orjson
 from kjournal.api import (
-    AppendOutcomeOut,
+    OutcomeLineOut,
     Problem,
     append_outcome_from_out,
     error_for_problem,
     quote_segment,
 )
+from kjournal.api.schemas import MAX_OUTCOME_QUESTIONS, NDJSON_CONTENT_TYPE
 from kjournal.errors import JournalQuarantined, KJournalError, OutcomeUnknown
 from kjournal.model import AppendOutcome, Key
+from kjournal.spans import recording
 from opentelemetry.propagate import inject
 from pydantic import ValidationError
 from yarl import URL
@@ -37,27 +49,54 @@ CALLER_AUTHORIZATION: ContextVar[str | None] = ContextVar(
 )
 """The `Authorization` header of the request being served, passed on to the reader."""
 
+_PROBLEM_CONTENT_TYPE = "application/problem+json"
+
+
+@dataclass(eq=False, slots=True)
+class _Question:
+    key: Key
+    offset: int
+    trace: dict[str, str]
+    answer: asyncio.Future[AppendOutcome]
+
+
+@dataclass(eq=False)
+class _Lane:
+    """The questions of one topic and one caller token, and their requests in flight."""
+
+    topic: str
+    authorization: str | None
+    waiting: deque[_Question] = field(default_factory=deque)
+    in_flight: int = 0
+    flush_scheduled: bool = False
+
+
+@dataclass(eq=False)
+class _Link:
+    """An aiohttp session to the reader, and how many requests are in flight on it."""
+
+    session: aiohttp.ClientSession
+    requests: int = 0
+
 
 class ReaderOutcomes:
-    """`kjournal.ports.AppendOutcomes` over the reader's HTTP API; open with `async with`.
+    """`kjournal.ports.AppendOutcomes` over the reader's HTTP API; open with `async with`."""
 
-    Every append costs one of these requests, so the link is aiohttp's: on the 2-core bench host
-    an httpx request cost the writer 1.5 to 2.9 ms of CPU, an aiohttp one 0.3 ms
-    (docs/performance.md)."""
-
-    def __init__(self, settings: ReaderLinkSettings) -> None:
+    def __init__(self, settings: ReaderLinkSettings, max_requests: int = 4) -> None:
         if not settings.url:
             raise ValueError("KJOURNAL_READER__URL is not set")
         self._url = settings.url.rstrip("/")
-        self._timeout = aiohttp.ClientTimeout(total=settings.timeout_s)
+        self._timeout_s = settings.timeout_s
+        self._max_requests = max_requests
         self._link: _Link | None = None
         self._retired: set[_Link] = set()
+        self._lanes: dict[tuple[str, str | None], _Lane] = {}
+        self._requests: set[asyncio.Task[None]] = set()
 
     def _new_link(self) -> _Link:
-        # one connection per append in flight, kept alive (no cap: the writer's own limits bound
-        # the appends in flight)
+        timeout = aiohttp.ClientTimeout(total=self._timeout_s)
         return _Link(
-            aiohttp.ClientSession(timeout=self._timeout, connector=aiohttp.TCPConnector(limit=0))
+            aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=0))
         )
 
     async def __aenter__(self) -> ReaderOutcomes:
@@ -70,107 +109,172 @@ class ReaderOutcomes:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        for task in list(self._requests):
+            task.cancel()
+        await asyncio.gather(*self._requests, return_exceptions=True)
         links = [*self._retired, *([self._link] if self._link else [])]
         self._link, self._retired = None, set()
         for link in links:
             await link.session.close()
 
     async def outcome(self, key: Key, offset: int) -> AppendOutcome:
+        if self._link is None:
+            raise RuntimeError("ReaderOutcomes is used outside `async with`")
+        authorization = CALLER_AUTHORIZATION.get()
+        lane = self._lanes.get((key.topic, authorization))
+        if lane is None:
+            lane = self._lanes[(key.topic, authorization)] = _Lane(key.topic, authorization)
+        trace: dict[str, str] = {}
+        if recording():
+            inject(trace)
+        question = _Question(key, offset, trace, asyncio.get_running_loop().create_future())
+        lane.waiting.append(question)
+        self._schedule(lane)
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                return await question.answer
+        except TimeoutError:
+            raise OutcomeUnknown(
+                f"the append of journal {key} landed at offset {offset}, but the reader at "
+                f"{self._url} did not tell its outcome within {self._timeout_s} s; resending "
+                "the same append is safe"
+            ) from None
+
+    def _schedule(self, lane: _Lane) -> None:
+        """Send the lane's waiting questions once this turn of the event loop has asked all it
+        will (appends whose produce completed together ask together)."""
+        if not lane.flush_scheduled:
+            lane.flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush, lane)
+
+    def _flush(self, lane: _Lane) -> None:
+        lane.flush_scheduled = False
         link = self._link
         if link is None:
-            raise RuntimeError("ReaderOutcomes is used outside `async with`")
-        link.asks += 1
+            return
+        while lane.waiting and lane.in_flight < self._max_requests:
+            batch = [
+                lane.waiting.popleft() for _ in range(min(len(lane.waiting), MAX_OUTCOME_QUESTIONS))
+            ]
+            lane.in_flight += 1
+            link.requests += 1
+            task = asyncio.get_running_loop().create_task(self._ask(link, lane, batch))
+            self._requests.add(task)
+            task.add_done_callback(self._requests.discard)
+        if not lane.waiting and not lane.in_flight:
+            self._lanes.pop((lane.topic, lane.authorization), None)
+
+    async def _ask(self, link: _Link, lane: _Lane, batch: list[_Question]) -> None:
         try:
-            return await self._ask(link, key, offset)
+            await self._request(link, lane, batch)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            self._fail(
+                batch,
+                f"the reader at {self._url} did not tell its outcome ({type(exc).__name__}: {exc})",
+            )
         finally:
-            link.asks -= 1
-            if link in self._retired and link.asks == 0:
+            self._fail(batch, f"the reader at {self._url} did not answer for it")
+            lane.in_flight -= 1
+            link.requests -= 1
+            if link in self._retired and link.requests == 0:
                 self._retired.discard(link)
                 await link.session.close()
+            if lane.waiting:
+                self._schedule(lane)
+            elif not lane.in_flight:
+                self._lanes.pop((lane.topic, lane.authorization), None)
+
+    async def _request(self, link: _Link, lane: _Lane, batch: list[_Question]) -> None:
+        headers = {"content-type": "application/json"}
+        if lane.authorization:
+            headers["authorization"] = lane.authorization
+        body = orjson.dumps(
+            {"appends": [{"id": q.key.id, "offset": q.offset, **q.trace} for q in batch]}
+        )
+        url = URL(f"{self._url}/v1/topics/{quote_segment(lane.topic)}/outcomes", encoded=True)
+        async with link.session.post(
+            url, data=body, headers=headers, allow_redirects=False
+        ) as response:
+            content_type = response.content_type
+            if content_type == NDJSON_CONTENT_TYPE and response.status == 200:
+                async for line in response.content:
+                    self._answer_line(batch, line)
+                return
+            if content_type != _PROBLEM_CONTENT_TYPE:
+                response.close()
+                self._retire(link)
+                server = response.headers.get("server")
+                sender = f"content type {content_type}" + (
+                    f" from server {server!r}" if server else ""
+                )
+                self._fail(
+                    batch,
+                    f"{self._url} answered {response.status} with {sender}, not a reader's answer",
+                )
+                return
+            self._fail_with_problem(batch, response.status, await response.read(), link)
+
+    def _answer_line(self, batch: list[_Question], line: bytes) -> None:
+        try:
+            answer = OutcomeLineOut.model_validate_json(line)
+        except ValidationError:
+            return  # a line no reader sends: its question is failed when the stream ends
+        if not 0 <= answer.i < len(batch):
+            return
+        question = batch[answer.i]
+        if question.answer.done():
+            return
+        if answer.outcome is not None:
+            question.answer.set_result(append_outcome_from_out(answer.outcome))
+        elif answer.problem is not None:
+            question.answer.set_exception(
+                _unknown_unless_told(
+                    question, error_for_problem(answer.problem), answer.problem.status
+                )
+            )
+
+    def _fail_with_problem(
+        self, batch: list[_Question], status: int, content: bytes, link: _Link
+    ) -> None:
+        try:
+            error = error_for_problem(Problem.model_validate_json(content))
+        except ValidationError:
+            self._retire(link)
+            self._fail(
+                batch, f"the reader answered {status} with a body this writer does not understand"
+            )
+            return
+        for question in batch:
+            if not question.answer.done():
+                question.answer.set_exception(_unknown_unless_told(question, error, status))
+
+    def _fail(self, batch: list[_Question], why: str) -> None:
+        for question in batch:
+            if not question.answer.done():
+                question.answer.set_exception(
+                    OutcomeUnknown(
+                        f"the append of journal {question.key} landed at offset "
+                        f"{question.offset}, but {why}; resending the same append is safe"
+                    )
+                )
 
     def _retire(self, link: _Link) -> None:
         """Something other than the reader answered on one of the link's kept-alive connections
-        (e.g. a proxy that took it while the reader's Service did not route yet): aiohttp already
-        pooled it again (an empty body ends with its headers), so later asks go over a new link,
-        and this one closes once its asks in flight are answered."""
+        (e.g. a proxy that took it while the reader's Service did not route yet): later asks go
+        over a new link, and this one closes once its requests in flight are answered."""
         if link is self._link:
             self._retired.add(link)
             self._link = self._new_link()
 
-    async def _ask(self, link: _Link, key: Key, offset: int) -> AppendOutcome:
-        headers: dict[str, str] = {}
-        authorization = CALLER_AUTHORIZATION.get()
-        if authorization:
-            headers["authorization"] = authorization
-        inject(headers)
-        path = f"/v1/journals/{quote_segment(key.topic)}/{quote_segment(key.id)}/appends/{offset}"
-        landed = f"the append of journal {key} landed at offset {offset}"
-        stranger: str | None = None
-        try:
-            async with link.session.get(
-                URL(self._url + path, encoded=True), headers=headers, allow_redirects=False
-            ) as response:
-                status = response.status
-                if response.content_type in _READER_CONTENT_TYPES:
-                    content = await response.read()
-                else:
-                    response.close()
-                    self._retire(link)
-                    stranger = _sender(response.content_type, response.headers.get("server"))
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise OutcomeUnknown(
-                f"{landed}, but the reader at {self._url} did not tell its outcome "
-                f"({type(exc).__name__}: {exc}); resending the same append is safe"
-            ) from exc
-        if stranger is not None:
-            raise OutcomeUnknown(
-                f"{landed}, but {self._url} answered {status} with {stranger}, not a reader's "
-                "answer; resending the same append is safe"
-            )
-        answer = _reader_answer(status, content)
-        if answer is None:
-            self._retire(link)
-            raise OutcomeUnknown(
-                f"{landed}, but the reader answered {status} with a body this writer does not "
-                f"understand ({_excerpt(content)}); resending the same append is safe"
-            )
-        if isinstance(answer, AppendOutcome):
-            return answer
-        error = answer
-        if isinstance(error, JournalQuarantined | OutcomeUnknown):
-            raise error
-        raise OutcomeUnknown(
-            f"{landed}, but the reader answered {status} for its outcome: {error}; "
-            "resending the same append is safe"
-        ) from error
 
-
-@dataclass(eq=False)
-class _Link:
-    """An aiohttp session to the reader, and how many asks are in flight on it."""
-
-    session: aiohttp.ClientSession
-    asks: int = 0
-
-
-_READER_CONTENT_TYPES = frozenset({"application/json", "application/problem+json"})
-
-
-def _sender(content_type: str, server: str | None) -> str:
-    return f"content type {content_type}" + (f" from server {server!r}" if server else "")
-
-
-def _excerpt(content: bytes, limit: int = 120) -> str:
-    """The start of a body, printable in a log line and a problem's detail."""
-    text = content[:limit].decode("utf-8", "replace")
-    return repr(text) + ("…" if len(content) > limit else "")
-
-
-def _reader_answer(status: int, content: bytes) -> AppendOutcome | KJournalError | None:
-    """The outcome, or the error the reader's problem stands for; None if the body is neither."""
-    try:
-        if status == 200:
-            return append_outcome_from_out(AppendOutcomeOut.model_validate_json(content))
-        return error_for_problem(Problem.model_validate_json(content))
-    except ValidationError:
-        return None
+def _unknown_unless_told(question: _Question, error: KJournalError, status: int) -> KJournalError:
+    """What the writer raises for a reader's problem: a quarantine or an outcome the reader
+    could not tell as they are, anything else as an outcome unknown."""
+    if isinstance(error, JournalQuarantined | OutcomeUnknown):
+        return error
+    unknown = OutcomeUnknown(
+        f"the append of journal {question.key} landed at offset {question.offset}, but the "
+        f"reader answered {status} for its outcome: {error}; resending the same append is safe"
+    )
+    unknown.__cause__ = error
+    return unknown

@@ -62,6 +62,9 @@ from kjournal.model.results import AppendOutcome, AppendResult, JournalStatus, O
 __all__ = [
     "AppendArgs",
     "append_args",
+    "append_outcome_from_out",
+    "append_outcome_json",
+    "append_outcome_out",
     "append_request_body",
     "append_response",
     "append_response_json",
@@ -222,6 +225,19 @@ def append_outcome_out(outcome: AppendOutcome) -> AppendOutcomeOut:
             "expected": outcome.expected,
         }
     )
+
+
+def append_outcome_json(outcome: AppendOutcome) -> dict[str, Any]:
+    """`append_outcome_out` as the JSON object it serializes to, without building the model
+    (the reader answers every append's outcome)."""
+    return {
+        "outcome": outcome.outcome.value,
+        "seqNr": outcome.seq_nr,
+        "partition": outcome.position.partition,
+        "offset": outcome.position.offset,
+        "timestamp": format_timestamp(outcome.timestamp),
+        "expected": outcome.expected,
+    }
 
 
 def append_outcome_from_out(out: AppendOutcomeOut) -> AppendOutcome:

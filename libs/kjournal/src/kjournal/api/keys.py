@@ -43,8 +43,10 @@ class KeyRules:
         return topic
 
     def key(self, raw_topic: str, raw_id: str) -> Key:
-        topic = self.topic(raw_topic)
-        id_ = _decode(raw_id, "journal id")
+        return self.key_in(self.topic(raw_topic), _decode(raw_id, "journal id"))
+
+    def key_in(self, topic: str, id_: str) -> Key:
+        """The key of journal `id_` (decoded already: a body's) in a checked `topic`."""
         if not id_:
             raise InvalidKey("journal id must not be empty")
         if len(id_) > self.max_id_length:

@@ -34,6 +34,10 @@ __all__ = [
     "NDJSON_CONTENT_TYPE",
     "AppendEnvelope",
     "AppendOutcomeOut",
+    "MAX_OUTCOME_QUESTIONS",
+    "OutcomeLineOut",
+    "OutcomeQuestionIn",
+    "OutcomesRequest",
     "AppendRequest",
     "AppendResponse",
     "ConflictOut",
@@ -229,6 +233,36 @@ class AppendOutcomeOut(ResponseModel):
     offset: int = Field(description="the append's own, or for a replay the copy's")
     timestamp: Timestamp
     expected: int | None = Field(default=None, description="the append's condition, if any")
+
+
+MAX_OUTCOME_QUESTIONS = 1_000
+"""Appends one request may ask the outcome of (`OutcomesRequest`)."""
+
+
+class OutcomeQuestionIn(RequestModel):
+    """One append of the topic whose outcome the writer asks, and its trace context."""
+
+    id: str = Field(min_length=1, description="the journal's id")
+    offset: int = Field(strict=True, ge=0, le=2**63 - 1, description="the append's offset")
+    traceparent: str | None = Field(
+        default=None, max_length=256, description="the append's W3C trace context, if traced"
+    )
+    tracestate: str | None = Field(default=None, max_length=512)
+
+
+class OutcomesRequest(RequestModel):
+    """The appends of one topic whose outcomes the writer asks in one request."""
+
+    appends: list[OutcomeQuestionIn] = Field(min_length=1, max_length=MAX_OUTCOME_QUESTIONS)
+
+
+class OutcomeLineOut(ResponseModel):
+    """One line of the answer to an `OutcomesRequest`: the `i`th question's outcome, or the
+    problem that kept it from being told. Lines come as outcomes are decided, in any order."""
+
+    i: int = Field(description="the question's index in the request")
+    outcome: AppendOutcomeOut | None = None
+    problem: Problem | None = None
 
 
 class PositionOut(ResponseModel):

@@ -88,23 +88,19 @@ class HeadInfo:
 
     def _append(self, first: SeqNr, last: SeqNr) -> HeadInfo:
         """A taken append."""
-        if self.seq_nr is None:
-            delete_to = SeqNr(first - 1) if first > 1 else None
-            return replace(
-                self,
-                seq_nr=last,
-                delete_to=delete_to,
-                hide_to=max(self.hide_to, delete_to or 0),
-                appends=self.appends + 1,
-            )
-        return replace(self, seq_nr=last, appends=self.appends + 1)
+        seq_nr, delete_to = appended(self.seq_nr, self.delete_to, first, last)
+        return replace(
+            self,
+            seq_nr=seq_nr,
+            delete_to=delete_to,
+            hide_to=max(self.hide_to, delete_to or 0),
+            appends=self.appends + 1,
+        )
 
     def _delete(self, to: SeqNr) -> HeadInfo:
         if self.seq_nr is None:
             return self  # the replicator ignores a delete of a journal it has no head for
-        old = self.delete_to or 0
-        seq_nr = SeqNr(max(self.seq_nr, old))
-        delete_to = SeqNr(max(old, min(to, seq_nr)))
+        seq_nr, delete_to = deleted(self.seq_nr, self.delete_to, to)
         return replace(
             self, seq_nr=seq_nr, delete_to=delete_to, hide_to=max(self.hide_to, delete_to)
         )
@@ -115,10 +111,37 @@ class HeadInfo:
         return replace(self, seq_nr=None, delete_to=None, hide_to=0, purged_at=offset)
 
 
+def appended(
+    seq_nr: SeqNr | None, delete_to: SeqNr | None, first: SeqNr, last: SeqNr
+) -> tuple[SeqNr, SeqNr | None]:
+    """(seqNr, deleteTo) of a journal after it took an append of `first..last`: a journal that
+    did not exist starts with everything below `first` deleted."""
+    if seq_nr is None:
+        return last, SeqNr(first - 1) if first > 1 else None
+    return last, delete_to
+
+
+def deleted(seq_nr: SeqNr, delete_to: SeqNr | None, to: SeqNr) -> tuple[SeqNr, SeqNr]:
+    """(seqNr, deleteTo) of an existing journal after a delete up to `to` (never past its
+    seqNr; a deleteTo above the seqNr, which kafka-journal can leave, raises the seqNr)."""
+    old = delete_to or 0
+    seq_nr = SeqNr(max(seq_nr, old))
+    return seq_nr, SeqNr(max(old, min(to, seq_nr)))
+
+
 def fold_head_info(head: JournalHead | None, tail: Iterable[ActionRecord]) -> HeadInfo:
     """Fold `tail` (this journal's unreplicated actions, in offset order) onto `head`."""
-    info = HeadInfo.of_head(head)
-    covered = -1 if head is None else head.partition_offset.offset
+    if head is None:
+        return fold_onto(None, None, -1, tail)
+    return fold_onto(head.seq_nr, head.delete_to, head.partition_offset.offset, tail)
+
+
+def fold_onto(
+    seq_nr: SeqNr | None, delete_to: SeqNr | None, covered: int, tail: Iterable[ActionRecord]
+) -> HeadInfo:
+    """Fold `tail` onto a journal at (seq_nr, delete_to) that holds its records up to offset
+    `covered` (seq_nr None: no journal)."""
+    info = HeadInfo() if seq_nr is None else HeadInfo(seq_nr, delete_to, delete_to or 0)
     for record in tail:
         if record.offset <= covered:
             continue  # already in the head

@@ -1,5 +1,5 @@
 """The Kafka sections of the settings: how to reach the brokers (shared by the writer, the reader
-and the replicator), the reader's consumer pool and its tail cache.
+and the replicator) and the reader's consumer pool (its fold's settings: read/settings.py).
 
 `KafkaSettings` validates itself (credentials and TLS files that the chosen protocol needs) and
 translates itself for both clients the project runs: aiokafka (`aiokafka_options`) and the Java
@@ -15,7 +15,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-__all__ = ["ConsumerPoolSettings", "KafkaSettings", "TailCacheSettings"]
+__all__ = ["ConsumerPoolSettings", "KafkaSettings"]
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -192,29 +192,4 @@ class ConsumerPoolSettings(BaseModel):
         default=16 * 1024 * 1024,
         ge=0,
         description="payload bytes one tail scan keeps in memory before it streams the rest again",
-    )
-
-
-class TailCacheSettings(BaseModel):
-    """The per-process tail of each journal topic (keys and headers, plus a payload budget)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    enabled: bool = Field(default=True, description="tail each topic in the background")
-    payload_budget_bytes: int = Field(
-        default=64 * 1024 * 1024,
-        ge=0,
-        description="append payload bytes the cache keeps (beyond them reads go to Kafka)",
-    )
-    max_journals_per_partition: int = Field(
-        default=10_000, ge=1, description="journals remembered per partition before eviction"
-    )
-    wait_timeout_s: float = Field(
-        default=1.0, ge=0, description="how long a read waits for the cache to catch up"
-    )
-    pointer_poll_interval_s: float = Field(
-        default=0.1, gt=0, description="how often pointer2 is read to drop replicated records"
-    )
-    idle_expiry_s: float = Field(
-        default=600.0, gt=0, description="a topic not read for this long stops being tailed"
     )

@@ -29,7 +29,7 @@ from kjournal.metrics.catalogue import (
 from kjournal.model import ActionRecord, Key
 from kjournal.spans import conventions as sem
 from kjournal.spans import span
-from kjournal.tail import Tail, TailBuilder
+from kjournal.read.tail import Tail, TailBuilder
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
@@ -40,8 +40,9 @@ _FIRST_POLL_RECORDS = 4  # before record sizes are known
 class KafkaTailScanner:
     """Scans offsets [start, end) of the key's partition, comparing record keys before parsing.
 
-    Implements `tail.PartitionOffsets`, `tail.TailScanner`, `replication_status.OffsetsSource`
-    and the topic feed's `feed.source.TopicSource` (whole partitions, filtered by key).
+    Implements `read.tail.JournalPartitions`, `read.tail.TailScanner`, the fold's
+    `read.follower.PartitionSource`, `replication_status.OffsetsSource` and the topic feed's
+    `feed.source.TopicSource` (whole partitions, filtered by key).
     """
 
     def __init__(
@@ -71,12 +72,16 @@ class KafkaTailScanner:
 
     async def end_offset(self, topic: str, partition: int) -> int:
         """The offset the next record will get (ListOffsets latest; writes nothing)."""
+        return (await self.end_offsets(topic, [partition]))[partition]
+
+    async def end_offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, int]:
+        """The offset the next record of each partition will get (one ListOffsets request)."""
         async with self._pool.acquire() as consumer:
             started = time.perf_counter()
             with kafka_errors(topic):
-                ends = await end_offsets(consumer, [(topic, partition)])
+                ends = await end_offsets(consumer, [(topic, p) for p in partitions])
             self._metrics.observe(KAFKA_END_OFFSET_SECONDS.name, time.perf_counter() - started)
-        return ends[(topic, partition)]
+        return {partition: end for (_, partition), end in ends.items()}
 
     async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
         """(beginning, end) offset of each partition: what Kafka still holds (writes nothing).

@@ -7,23 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kjournal.errors import FormatError, InvalidInput
-from kjournal.model import (
-    ActionRecord,
-    Append,
-    EventRecord,
-    ExpireAfter,
-    Key,
-    Mark,
-    RecordMetadata,
-)
+from kjournal.model import ActionRecord, Append, Key, Mark
 from kjournal.model.head import JournalHead
-from kjournal.wire.events import decode_events
+from kjournal.wire.append_events import DECODE_ERRORS, Decoded, decode_append
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
-__all__ = ["Decoded", "JournalSlice", "Slice", "collect", "decode_append"]
-
-_DECODE_ERRORS = (FormatError, InvalidInput)
+__all__ = ["Decoded", "JournalSlice", "Slice", "collect", "decode_payload"]
 
 
 @dataclass(slots=True)
@@ -91,7 +80,7 @@ def collect(
         action: ActionRecord | None = None
         try:
             action = decode_action_record(record)
-        except _DECODE_ERRORS as exc:
+        except DECODE_ERRORS as exc:
             error = f"header: {exc}"
         if action is None and error is None:
             slice_.ignored += 1
@@ -117,33 +106,9 @@ def _record_id(record: ConsumedRecord) -> str:
     return record.key.decode("utf-8", "replace")  # as decode_action_record
 
 
-@dataclass(frozen=True, slots=True)
-class Decoded:
-    events: tuple[EventRecord, ...]
-    expire_after: ExpireAfter | None
-
-
-def decode_append(record: ActionRecord, action: Append) -> Decoded | str:
+def decode_payload(record: ActionRecord, action: Append) -> Decoded | str:
     """The append's events as rows will hold them, or why its payload is poison."""
     try:
-        events = decode_events(action.header.payload_type, action.payload)
-    except _DECODE_ERRORS as exc:
+        return decode_append(action, record.partition_offset)
+    except DECODE_ERRORS as exc:
         return f"payload: {exc}"
-    if events.range != action.header.range:
-        return (
-            f"payload: events {events.range} do not match the header's range {action.header.range}"
-        )
-    metadata = RecordMetadata(action.header.metadata, events.metadata)
-    rows = tuple(
-        EventRecord(
-            event,
-            action.timestamp,
-            record.partition_offset,
-            action.header.origin,
-            action.header.version,
-            metadata,
-            action.headers,
-        )
-        for event in events.events
-    )
-    return Decoded(rows, events.metadata.expire_after)

@@ -47,7 +47,7 @@ from kjournal.model import Append, Key, PartitionOffset
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.ports import ReplicatedStore
-from kjournal.replicate.collect import Decoded, JournalSlice, Slice, collect, decode_append
+from kjournal.replicate.collect import Decoded, JournalSlice, Slice, collect, decode_payload
 from kjournal.replicate.dropped import DroppedAppend, Verdicts, classify_dropped, taken
 from kjournal.replicate.quarantine import quarantined_records
 from kjournal.wire.record import ConsumedRecord
@@ -197,7 +197,7 @@ def _plan(
     # whether a record is poison does not depend on how the partition was sliced.
     for action in journal.actions:
         if isinstance(action.action, Append) and action.offset > covered:
-            result = decode_append(action, action.action)
+            result = decode_payload(action, action.action)
             if isinstance(result, str):
                 journal.cut(action.offset, result)
                 break

@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from kjournal.api.conditions import entity_tag
-from kjournal.api.convert import append_outcome_out, event_record_to_json, journal_status_out
-from kjournal.api.schemas import AppendOutcomeOut
+from kjournal.api.convert import event_record_to_json, journal_status_out
 from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
 from kjournal.spans import conventions as sem
@@ -20,7 +19,6 @@ from kjournal_reader.schemas import (
     FromQuery,
     JournalStatusOut,
     LimitQuery,
-    OffsetPath,
     PointerOut,
     ToQuery,
 )
@@ -87,15 +85,3 @@ async def status(journal: JournalDep, response: Response) -> JournalStatusOut:
         raise JournalNotFound(f"journal {journal.key} does not exist")
     response.headers["etag"] = entity_tag(current.seq_nr)
     return journal_status_out(current)
-
-
-@router.get(
-    "/{topic}/{id}/appends/{offset}",
-    response_model=AppendOutcomeOut,
-    responses=problem_responses(400, 403, 404, 500, 503, 504),
-    summary="What the journal's append rule made of its append at this offset (the writer asks "
-    "before it answers an append; docs/concurrency.md)",
-)
-@requires(Scope.APPEND)
-async def append_outcome(journal: JournalDep, offset: OffsetPath) -> AppendOutcomeOut:
-    return append_outcome_out(await journal.outcome(offset))

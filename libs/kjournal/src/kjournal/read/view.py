@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from opentelemetry.trace import Span
 
-from kjournal.errors import JournalQuarantined, TopicRepartitioned
+from kjournal.errors import FoldUnavailable, JournalQuarantined, TopicRepartitioned
 from kjournal.fold.head_info import HeadInfo, fold_head_info
 from kjournal.metrics import NOOP_METRICS, Metrics
 from kjournal.metrics.catalogue import READ_PAYLOADS_DECODED, READ_PHASE_SECONDS
@@ -33,16 +33,17 @@ from kjournal.model import (
     EventRecord,
     Key,
     PartitionOffset,
-    RecordMetadata,
     SeqNr,
 )
 from kjournal.model.head import JournalHead
 from kjournal.model.replication import replication_lag
 from kjournal.ports import EventualReader
+from kjournal.read.follower import Follower
+from kjournal.read.journal_entry import HeadMeta, JournalEntry
+from kjournal.read.tail import JournalPartitions, Tail, TailScanner
 from kjournal.spans import conventions as sem
 from kjournal.spans import span
-from kjournal.tail import PartitionOffsets, Tail, TailScanner, TailSource
-from kjournal.wire.events import decode_events
+from kjournal.wire.append_events import decode_append
 
 T = TypeVar("T")
 
@@ -71,6 +72,9 @@ class JournalView:
     head: JournalHead | None
     tail: Tail
     info: HeadInfo
+    # Cassandra's rows of records at or past this offset are not part of the view (a fold's
+    # view: the replicator may have written records the fold has not consumed yet); None: all.
+    rows_before: int | None = None
 
     @property
     def unreplicated_offsets(self) -> int:
@@ -89,39 +93,36 @@ def _pending(tail_span: Span, head: JournalHead | None, tail: Tail, info: HeadIn
         tail_span.add_event("pending delete", {sem.DELETE_TO: int(info.delete_to)})
 
 
-def event_records(append: Append, partition: int, offset: int) -> list[EventRecord]:
-    """Decode an Append record's events (the one place a payload is parsed on the read path)."""
-    events = decode_events(append.header.payload_type, append.payload)
-    metadata = RecordMetadata(header=append.header.metadata, payload=events.metadata)
-    position = PartitionOffset(partition, offset)
-    return [
-        EventRecord(
-            event=event,
-            timestamp=append.timestamp,
-            partition_offset=position,
-            origin=append.header.origin,
-            version=append.header.version,
-            metadata=metadata,
-            headers=append.headers,
-        )
-        for event in events.events
-    ]
+def event_records(append: Append, partition: int, offset: int) -> tuple[EventRecord, ...]:
+    """An Append record's events (FormatError if its payload does not decode)."""
+    return decode_append(append, PartitionOffset(partition, offset)).events
 
 
 class JournalReader:
+    """Journal views and their events. With a `follower`, a view is its partition's fold's
+    knowledge of the journal (no Cassandra or Kafka read but the partition's end offset, shared
+    by concurrent reads); without one, or when the fold cannot answer in time
+    (`fold_wait_s`), Cassandra's head and the tail scanned from Kafka (`view_at`)."""
+
     def __init__(
         self,
         eventual: EventualReader,
-        offsets: PartitionOffsets,
+        offsets: JournalPartitions,
         scanner: TailScanner,
-        cache: TailSource | None = None,
+        follower: Follower | None = None,
         metrics: Metrics = NOOP_METRICS,
+        fold_wait_s: float = 1.0,
     ) -> None:
         self._metrics = metrics
         self._eventual = eventual
         self._offsets = offsets
         self._scanner = scanner
-        self._cache = cache
+        self._follower = follower
+        self._fold_wait_s = fold_wait_s
+
+    @property
+    def follower(self) -> Follower | None:
+        return self._follower
 
     async def partition(self, key: Key) -> int:
         """The partition the journal lives in."""
@@ -137,12 +138,53 @@ class JournalReader:
             self._metrics,
         )
 
-    async def view(self, key: Key) -> JournalView:
+    async def view(self, key: Key, rows: bool = True) -> JournalView:
+        """The journal as a read starting now sees it: every record acknowledged before the
+        call is in it. `rows` False: the caller reads no events (a pointer), so the view's head
+        may be left out where only Cassandra's rows need it."""
         partition = await self._offsets.partition(key)
+        if self._follower is not None:
+            try:
+                async with asyncio.timeout(self._fold_wait_s):
+                    return await self._folded_view(self._follower, key, partition, rows)
+            except (FoldUnavailable, TimeoutError):
+                pass  # the fold is rebuilding or far behind: read it as the fold would
         end, pointer2 = await asyncio.gather(
             self.end_offset(key, partition), self.pointer2(key, partition)
         )
         return await self.view_at(key, partition, end, pointer2)
+
+    async def _folded_view(
+        self, follower: Follower, key: Key, partition: int, rows: bool
+    ) -> JournalView:
+        end = await _phase(
+            "end offset", follower.ends.end(key.topic, partition), key, partition, self._metrics
+        )
+        fold, entry = await follower.entry(key, partition, end - 1)
+        if entry.error is not None:
+            raise entry.error
+        if entry.quarantined_at is not None:
+            raise JournalQuarantined(
+                key.topic, key.id, partition, entry.quarantined_at, entry.quarantine_reason or ""
+            )
+        tail = fold.view_tail(entry)
+        info = fold.head_info(entry.base, tail)
+        base = entry.base
+        if rows and base.seq_nr is not None and base.seq_nr > (base.delete_to or 0):
+            await self.know_meta(key, partition, entry)
+        head = entry.head(partition) if entry.meta is not None else None
+        pointer2 = fold.replicated if fold.replicated >= 0 else None
+        end = fold.position + 1
+        return JournalView(key, partition, end, pointer2, head, tail, info, rows_before=end)
+
+    async def know_meta(self, key: Key, partition: int, entry: JournalEntry) -> None:
+        """Read what Cassandra's rows need of the journal's head, once per incarnation."""
+        if entry.meta is not None:
+            return
+        head = await _phase("head", self._eventual.head(key), key, partition, self._metrics)
+        if head is None or head.partition_offset.partition != partition:
+            raise FoldUnavailable(f"Cassandra holds no head of {key} where its fold expects one")
+        entry.meta = HeadMeta(head.segment_size, head.record_id)
 
     async def pointer2(self, key: Key, partition: int) -> int | None:
         """The partition's pointer2 (what Cassandra holds of it)."""
@@ -182,7 +224,7 @@ class JournalReader:
         else:
             started = time.perf_counter()
             with span("tail", attributes={sem.PARTITION: partition}) as tail_span:
-                tail = await self._tail(key, partition, start, end, tail_span, scan_slots)
+                tail = await self._tail(key, partition, start, end, scan_slots)
                 info = fold_head_info(head, tail.actions)
                 if tail_span is not None:
                     _pending(tail_span, head, tail, info)
@@ -205,17 +247,8 @@ class JournalReader:
         partition: int,
         start: int,
         end: int,
-        tail_span: Span | None = None,
         scan_slots: asyncio.Semaphore | None = None,
     ) -> Tail:
-        if self._cache is not None:
-            cached = await self._cache.tail(key, partition, start, end)
-            if cached is not None:
-                if tail_span is not None:
-                    tail_span.set_attribute(sem.TAIL_CACHE, "hit")
-                return cached
-        if tail_span is not None:
-            tail_span.set_attribute(sem.TAIL_CACHE, "unknown" if self._cache else "disabled")
         if scan_slots is None:
             return await self._scanner.tail(key, partition, start, end)
         async with scan_slots:
@@ -245,6 +278,11 @@ class JournalReader:
                     seq_nr = record.seq_nr
                     if seq_nr > to:
                         return
+                    if (
+                        view.rows_before is not None
+                        and record.partition_offset.offset >= view.rows_before
+                    ):
+                        continue
                     if seq_nr <= last:
                         continue
                     yield record

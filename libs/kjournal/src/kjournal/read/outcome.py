@@ -3,29 +3,38 @@
 The writer produces an append, then asks for its outcome before it answers (docs/concurrency.md):
 201 only for a taken append, a replay's answer for an identical retry, 409 or 412 for the rest.
 
+**From the fold** (the hot path): the partition's fold (read/partition_fold.py) decided the
+record's fate when it consumed it; the question waits until the fold has passed the offset and
+looks the fate up. A dropped append over seqNrs its journal held is compared with the journal's
+events as the append met them (its events, and theirs: from the fold's memory, Kafka or
+Cassandra) as soon as the fold meets it, off the fold's path: identical is a replay (the answer
+names the copy readers return), else a refusal (it had a condition) or a conflict.
+
+**Scanned** (the slow path, `scanned_outcome`): for a record the fold cannot tell (replicated
+before the fold knew its journal, before the fold's start, past what it remembers, or while the
+fold is rebuilding):
+
 1. pointer2, then the journal as of the append's own offset (head, quarantine, its tail up to and
-   including that offset, from the tail cache or a Kafka scan): nothing after the append counts.
+   including that offset, scanned from Kafka): nothing after the append counts.
 2. The tail before the append is folded onto the head (fold/head_info.py), giving the journal the
-   append met; the append rule (fold/append_rule.py) takes it or drops it.
-3. A dropped append whose seqNrs the journal holds is compared, event by event, with the events a
-   read of the journal as it met the append returns: identical is a replay (the answer names the
-   copy readers return), else a refusal (it had a condition) or a conflict.
+   append met; the append rule (fold/append_rule.py) takes it or drops it, and a dropped append
+   is compared as above.
 
 A journal without a head whose append a purge follows in the log is folded from the log start
 instead: replicated between the reads of pointer2 and the head, that purge deleted the head the
-append met, and nothing in Cassandra says so.
-
-When replication already passed the append (pointer2 or the head at or beyond its offset), the
-journal it met is gone from view. Then only the evidence of what readers return now can answer:
-its events stored at its own offset (taken) or an identical copy elsewhere (a replay); anything
-else is OutcomeUnknown, and the writer's client resends, which is judged afresh and safely.
+append met, and nothing in Cassandra says so. When replication already passed the append
+(pointer2 or the head at or beyond its offset), the journal it met is gone from view; then only
+the evidence of what readers return now can answer: its events stored at its own offset (taken)
+or an identical copy elsewhere (a replay); anything else is OutcomeUnknown, and the writer's
+client resends, which is judged afresh and safely.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 
-from kjournal.errors import JournalNotFound, OutcomeUnknown
+from kjournal.errors import FoldUnavailable, JournalNotFound, JournalQuarantined, OutcomeUnknown
 from kjournal.fold.append_rule import Dropped, dropped_kind, same_content, takes
 from kjournal.fold.head_info import fold_head_info
 from kjournal.model import (
@@ -38,10 +47,15 @@ from kjournal.model import (
     PartitionOffset,
     Purge,
 )
-from kjournal.read import JournalReader, JournalView, event_records
-from kjournal.tail import Tail
+from kjournal.read.fates import Fate, FateKind, Lookup
+from kjournal.read.journal_entry import head_of
+from kjournal.read.partition_fold import Overlap
+from kjournal.read.tail import Tail
+from kjournal.read.view import JournalReader, JournalView, event_records
 
-__all__ = ["LocalOutcomes", "append_outcome"]
+__all__ = ["LocalOutcomes", "scanned_outcome"]
+
+log = logging.getLogger(__name__)
 
 _OUTCOMES = {
     Dropped.REPLAY: Outcome.REPLAY,
@@ -49,20 +63,139 @@ _OUTCOMES = {
     Dropped.CONFLICT: Outcome.CONFLICT,
     Dropped.GAP: Outcome.GAP,
 }
+_FATE_KINDS = {
+    Dropped.REPLAY: FateKind.REPLAY,
+    Dropped.REFUSED: FateKind.REFUSED,
+    Dropped.CONFLICT: FateKind.CONFLICT,
+    Dropped.GAP: FateKind.GAP,
+}
+_ANSWERS = {
+    FateKind.TAKEN: Outcome.TAKEN,
+    FateKind.REPLAY: Outcome.REPLAY,
+    FateKind.REFUSED: Outcome.REFUSED,
+    FateKind.CONFLICT: Outcome.CONFLICT,
+    FateKind.GAP: Outcome.GAP,
+}
 
 
 class LocalOutcomes:
-    """`ports.AppendOutcomes` in process, over a JournalReader."""
+    """`ports.AppendOutcomes` in process, over a JournalReader: from its follower's folds when
+    it has one, scanned otherwise (and for what the folds cannot tell).
 
-    def __init__(self, reader: JournalReader) -> None:
+    `wait_s`: how long a question waits for the fold before the slow path answers it."""
+
+    def __init__(self, reader: JournalReader, wait_s: float = 5.0) -> None:
         self._reader = reader
+        self._wait_s = wait_s
+        self._checks: dict[tuple[str, int, int], asyncio.Task[Fate]] = {}
+        follower = reader.follower
+        if follower is not None:
+            follower.classify = self._check_overlap
 
     async def outcome(self, key: Key, offset: int) -> AppendOutcome:
-        return await append_outcome(self._reader, key, offset)
+        reader = self._reader
+        follower = reader.follower
+        if follower is None:
+            return await scanned_outcome(reader, key, offset)
+        partition = await reader.partition(key)
+        try:
+            async with asyncio.timeout(self._wait_s):
+                found = await follower.fate(key, partition, offset)
+                if isinstance(found, Fate) and found.kind is FateKind.OVERLAP:
+                    found = await self._checked(key.topic, partition, found)
+        except (FoldUnavailable, TimeoutError):
+            return await scanned_outcome(reader, key, offset)
+        if found is Lookup.NO_RECORD:
+            raise JournalNotFound(
+                f"offset {offset} of partition {partition} of topic {key.topic} holds no "
+                f"append of journal {key} (or no record yet)"
+            )
+        if not isinstance(found, Fate) or found.kind is FateKind.UNKNOWN:
+            return await scanned_outcome(reader, key, offset)
+        return _answer(key, partition, found)
+
+    def known(self, key: Key, offset: int) -> AppendOutcome | None:
+        """The outcome if the fold has decided it already (no wait, no I/O), else None.
+        Raises what `outcome` would for a record that is not the journal's append."""
+        follower = self._reader.follower
+        folds = follower.following(key.topic) if follower is not None else None
+        if folds is None:
+            return None
+        try:
+            partition = folds.partition_of(key.id)
+            found = folds.fold(partition).fate(offset)
+        except FoldUnavailable:
+            return None
+        if not isinstance(found, Fate) or found.kind in (FateKind.OVERLAP, FateKind.UNKNOWN):
+            return None
+        return _answer(key, partition, found)
+
+    async def _checked(self, topic: str, partition: int, fate: Fate) -> Fate:
+        task = self._checks.get((topic, partition, fate.offset))
+        if task is None:  # checked already: the fate holds the answer
+            return fate
+        return await asyncio.shield(task)
+
+    def _check_overlap(self, topic: str, partition: int, overlap: Overlap) -> None:
+        """Compare a dropped append over seqNrs its journal held with what the journal held
+        (the fold met it now), and give its fate the answer."""
+        key = (topic, partition, overlap.fate.offset)
+        task = asyncio.get_running_loop().create_task(
+            self._compare_overlap(Key(topic, overlap.fate.id), partition, overlap)
+        )
+        self._checks[key] = task
+        task.add_done_callback(lambda _: self._checks.pop(key, None))
+
+    async def _compare_overlap(self, key: Key, partition: int, overlap: Overlap) -> Fate:
+        reader = self._reader
+        fate, record = overlap.fate, overlap.record
+        append = record.action
+        assert isinstance(append, Append)
+        candidate = await _events_of(reader, key, partition, record)
+        entry = overlap.entry
+        if overlap.base.seq_nr is not None:
+            await reader.know_meta(key, partition, entry)
+        head = head_of(overlap.base, entry.meta, partition)
+        view = JournalView(
+            key,
+            partition,
+            fate.offset,
+            overlap.before.start - 1,
+            head,
+            overlap.before,
+            overlap.info,
+            rows_before=fate.offset,
+        )
+        identical, kept = await _compare(reader, view, candidate)
+        header = append.header
+        fate.kind = _FATE_KINDS[
+            dropped_kind(identical, header.expect, header.range.from_, fate.seq_nr)
+        ]
+        if fate.kind is FateKind.REPLAY and kept is not None:
+            fate.copy = (kept.partition_offset.offset, kept.timestamp)
+        return fate
 
 
-async def append_outcome(reader: JournalReader, key: Key, offset: int) -> AppendOutcome:
-    """The outcome of the append of journal `key` at `offset` of its partition.
+def _answer(key: Key, partition: int, fate: Fate) -> AppendOutcome:
+    """The writer's answer for a decided fate."""
+    if fate.id != key.id:
+        raise JournalNotFound(f"offset {fate.offset} holds no record of journal {key}")
+    if fate.kind is FateKind.PARKED:
+        assert fate.quarantined_at is not None
+        raise JournalQuarantined(
+            key.topic, key.id, partition, fate.quarantined_at, fate.reason or "quarantined"
+        )
+    if fate.kind not in _ANSWERS:
+        raise JournalNotFound(f"offset {fate.offset} holds no append of journal {key}")
+    position, timestamp = PartitionOffset(partition, fate.offset), fate.timestamp
+    if fate.copy is not None:
+        position, timestamp = PartitionOffset(partition, fate.copy[0]), fate.copy[1]
+    return AppendOutcome(_ANSWERS[fate.kind], fate.seq_nr, position, timestamp, fate.expect)
+
+
+async def scanned_outcome(reader: JournalReader, key: Key, offset: int) -> AppendOutcome:
+    """The outcome of the append of journal `key` at `offset` of its partition, worked out from
+    Cassandra and a scan of Kafka (see the module docstring).
 
     JournalNotFound if that record is not an append of this journal (or not there yet); OutcomeUnknown if replication
     passed it and what readers return now does not tell (see the module docstring).
@@ -159,7 +292,7 @@ def _before(view: JournalView, offset: int) -> JournalView:
 
 async def _events_of(
     reader: JournalReader, key: Key, partition: int, record: ActionRecord
-) -> list[EventRecord]:
+) -> tuple[EventRecord, ...]:
     """The append's events (its payload read from Kafka again if the tail kept only headers)."""
     action = record.action
     assert isinstance(action, Append)
@@ -171,7 +304,7 @@ async def _events_of(
 
 
 async def _compare(
-    reader: JournalReader, view: JournalView, candidate: list[EventRecord]
+    reader: JournalReader, view: JournalView, candidate: tuple[EventRecord, ...]
 ) -> tuple[bool, EventRecord | None]:
     """Whether each candidate event equals what a read of `view` returns for its seqNr (a seqNr
     the read does not return, deleted or never written, is not equal: a 2xx is never answered
@@ -185,7 +318,7 @@ async def _compare(
 
 
 async def _kept(
-    reader: JournalReader, view: JournalView, candidate: list[EventRecord]
+    reader: JournalReader, view: JournalView, candidate: tuple[EventRecord, ...]
 ) -> dict[int, EventRecord]:
     """What a read of `view` returns for the candidate's seqNrs, by seqNr."""
     first, last = candidate[0].seq_nr, candidate[-1].seq_nr

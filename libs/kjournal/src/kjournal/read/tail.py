@@ -23,12 +23,6 @@ class Tail:
     payloads_from: int | None = None
 
 
-class TailSource(Protocol):
-    """A source that may know a tail (the tail cache); None means "unknown", never "empty"."""
-
-    async def tail(self, key: Key, partition: int, start: int, end: int) -> Tail | None: ...
-
-
 class TailScanner(Protocol):
     """The source that always knows: reading the partition itself."""
 
@@ -39,7 +33,7 @@ class TailScanner(Protocol):
     ) -> AsyncIterator[ActionRecord]: ...
 
 
-class PartitionOffsets(Protocol):
+class JournalPartitions(Protocol):
     """Which partition a journal lives in, and where that partition ends."""
 
     async def partition(self, key: Key) -> int: ...

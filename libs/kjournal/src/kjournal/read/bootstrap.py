@@ -1,0 +1,74 @@
+"""Where the fold starts a journal it meets for the first time: pure, from what Cassandra said.
+
+The fold has consumed its partition from some offset on; a journal it meets at offset o needs its
+state before o. Cassandra has it, as the journal's head, but the replicator may have moved the
+head past o meanwhile, or a purge may have deleted it. So the reader reads pointer2 first (B =
+pointer2 + 1: the head holds every record of the journal below B), then the head and the
+quarantine flag, then the partition's end E, and waits until the fold has consumed up to E: every
+record the replicator could have applied before the head was read is then in the *window*, the
+journal's records in [B, E). From the head and the window:
+
+* a head whose offset is below B is the journal just before B: every record of the window is the
+  fold's to decide;
+* a head at or after B already holds the window's records up to its offset: the fold continues
+  from the head, and the fates of those records are not its to tell (`FateKind` UNKNOWN: the
+  outcome's slow path answers for them);
+* no head and no purge in the window: the journal did not exist before B;
+* no head but a purge in the window: the journal does not exist after the window's last purge
+  (whether or not that purge is replicated yet); the records before it are not the fold's to
+  tell.
+
+A quarantine row holds the journal from its record on (from B, if its record lies in another
+partition); a head in another partition means the topic was repartitioned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kjournal.errors import TopicRepartitioned
+from kjournal.model import ActionRecord, Key, Purge
+from kjournal.model.head import JournalHead
+from kjournal.model.quarantine import QuarantinedRecord
+from kjournal.read.journal_entry import Base
+
+__all__ = ["Start", "start_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Where the fold starts a journal: its base, from which offset its records' fates are the
+    fold's, and whether it is quarantined or unreadable."""
+
+    base: Base
+    exact_from: int
+    quarantined_at: int | None = None
+    reason: str | None = None
+    error: Exception | None = None
+
+
+def start_of(
+    key: Key,
+    partition: int,
+    head: JournalHead | None,
+    quarantined: QuarantinedRecord | None,
+    start: int,
+    window: Sequence[ActionRecord],
+) -> Start:
+    """The journal's start (see the module docstring): `start` is B, `window` the journal's
+    records in [B, E) in offset order."""
+    if head is not None and head.partition_offset.partition != partition:
+        error = TopicRepartitioned(key.topic, key.id, head.partition_offset.partition, partition)
+        return Start(Base(), start, error=error)
+    if head is not None:
+        base = Base.of_head(head)
+        exact_from = max(start, base.offset + 1)
+    else:
+        purges = [record.offset for record in window if isinstance(record.action, Purge)]
+        exact_from = purges[-1] + 1 if purges else start
+        base = Base(offset=purges[-1]) if purges else Base()
+    if quarantined is None:
+        return Start(base, exact_from)
+    at = quarantined.offset if quarantined.partition == partition else start
+    return Start(base, min(exact_from, at), at, quarantined.reason)

@@ -1,0 +1,59 @@
+"""An append's events as readers return them and rows store them: the one place a payload is
+decoded into `EventRecord`s (reads, outcomes, the topic feed, the read side's fold and the
+replicator)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kjournal.errors import FormatError, InvalidInput
+from kjournal.model import Append, EventRecord, ExpireAfter, PartitionOffset, RecordMetadata
+from kjournal.wire.events import decode_events
+
+__all__ = ["DECODE_ERRORS", "Decoded", "decode_append", "poison_reason"]
+
+DECODE_ERRORS = (FormatError, InvalidInput)
+"""What decoding a payload that is not what its header says raises."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    events: tuple[EventRecord, ...]
+    expire_after: ExpireAfter | None
+
+
+def decode_append(append: Append, position: PartitionOffset) -> Decoded:
+    """The append's events at `position`, each with its record's timestamp, origin, version,
+    metadata and user headers. FormatError (or InvalidInput) if the payload does not decode as
+    its header's payload type, or holds other seqNrs than the header's range."""
+    header = append.header
+    events = decode_events(header.payload_type, append.payload)
+    if events.range != header.range:
+        raise FormatError(f"events {events.range} do not match the header's range {header.range}")
+    metadata = RecordMetadata(header.metadata, events.metadata)
+    return Decoded(
+        tuple(
+            EventRecord(
+                event,
+                append.timestamp,
+                position,
+                header.origin,
+                header.version,
+                metadata,
+                append.headers,
+            )
+            for event in events.events
+        ),
+        events.metadata.expire_after,
+    )
+
+
+def poison_reason(append: Append, position: PartitionOffset) -> str | None:
+    """Why the replicator would quarantine this append's record for its payload (None: it
+    decodes). The read side's fold asks it of every append it folds, so that it quarantines a
+    journal exactly where the replicator does (docs/concurrency.md)."""
+    try:
+        decode_append(append, position)
+    except DECODE_ERRORS as exc:
+        return f"payload: {exc}"
+    return None

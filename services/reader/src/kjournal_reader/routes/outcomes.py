@@ -1,0 +1,193 @@
+"""Appends' outcomes: what the journal's append rule made of an append (the writer asks before it
+answers; docs/concurrency.md). One question a request (`GET .../appends/{offset}`), or many of
+one topic in one request whose answer streams a line per question as each outcome is decided
+(`POST /v1/topics/{topic}/outcomes`: the writer's way, served past FastAPI's routing)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextvars import copy_context
+
+import orjson
+from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import StreamingResponse
+from kjournal.api.convert import append_outcome_json, append_outcome_out
+from kjournal.api.keys import KeyRules
+from kjournal.api.problems import problem_for_error
+from kjournal.api.schemas import (
+    NDJSON_CONTENT_TYPE,
+    AppendOutcomeOut,
+    OutcomeLineOut,
+    OutcomeQuestionIn,
+    OutcomesRequest,
+)
+from kjournal.errors import KJournalError, OutcomeUnknown
+from kjournal.model import AppendOutcome, Key
+from kjournal.read.outcome import LocalOutcomes
+from kjournal.spans import span
+from kjournal_service.auth import Scope, requires
+from kjournal_service.deps import JournalDep
+from kjournal_service.params import TopicPath
+from kjournal_service.problems import problem_responses
+from opentelemetry import context as otel_context
+from opentelemetry.propagate import extract
+from pydantic import ValidationError
+
+from kjournal_reader.deps import outcomes_of
+from kjournal_reader.schemas import OffsetPath
+
+__all__ = ["OPENAPI_MODELS", "journal_router", "outcomes", "topic_router"]
+
+log = logging.getLogger(__name__)
+
+journal_router = APIRouter(prefix="/v1/journals", tags=["journals"])
+topic_router = APIRouter(prefix="/v1/topics", tags=["topics"])
+
+
+@journal_router.get(
+    "/{topic}/{id}/appends/{offset}",
+    response_model=AppendOutcomeOut,
+    responses=problem_responses(400, 403, 404, 500, 503, 504),
+    summary="What the journal's append rule made of its append at this offset (the writer asks "
+    "before it answers an append; docs/concurrency.md)",
+)
+@requires(Scope.APPEND)
+async def append_outcome(journal: JournalDep, offset: OffsetPath) -> AppendOutcomeOut:
+    return append_outcome_out(await journal.outcome(offset))
+
+
+@topic_router.post(
+    "/{topic}/outcomes",
+    response_class=StreamingResponse,
+    responses={
+        **problem_responses(400, 403, 415, 500, 503),
+        200: {
+            "description": "one OutcomeLineOut per question, in the order the outcomes are "
+            "decided: its index `i` and its `outcome`, or the `problem` that kept it from being "
+            "told (the one `GET .../appends/{offset}` would answer)",
+            "content": {
+                NDJSON_CONTENT_TYPE: {"schema": {"$ref": "#/components/schemas/OutcomeLineOut"}}
+            },
+        },
+    },
+    summary="The outcomes of many appends of one topic, streamed as each is decided",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": OutcomesRequest.model_json_schema()}},
+        }
+    },
+)
+@requires(Scope.APPEND)
+async def outcomes(request: Request, topic: TopicPath) -> Response:
+    key_rules: KeyRules = request.app.state.key_rules
+    checked_topic = key_rules.topic(topic)
+    if "json" not in request.headers.get("content-type", ""):
+        raise HTTPException(415, "expected an application/json body")
+    questions = _questions(await request.body())
+    answers = _Answers(outcomes_of(request), key_rules, checked_topic, questions)
+    return StreamingResponse(answers.lines(), media_type=NDJSON_CONTENT_TYPE)
+
+
+def _questions(body: bytes) -> list[OutcomeQuestionIn]:
+    try:
+        return OutcomesRequest.model_validate_json(body).appends
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]
+        ) from None
+
+
+class _Answers:
+    """The answers to one request's questions: those decided already at once, the others as
+    their outcomes come (each in a task of its own, cancelled if the writer goes away)."""
+
+    def __init__(
+        self,
+        outcomes: LocalOutcomes,
+        key_rules: KeyRules,
+        topic: str,
+        questions: list[OutcomeQuestionIn],
+    ) -> None:
+        self._outcomes = outcomes
+        self._key_rules = key_rules
+        self._topic = topic
+        self._questions = questions
+        self._ready: list[bytes] = []
+        self._arrived = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def lines(self) -> AsyncIterator[bytes]:
+        waiting = self._ask_all()
+        try:
+            while True:
+                if self._ready:
+                    chunk, self._ready = b"".join(self._ready), []
+                    yield chunk
+                if not waiting:
+                    return
+                await self._arrived.wait()
+                self._arrived.clear()
+                waiting = len(self._tasks)
+        finally:
+            for task in self._tasks:
+                task.cancel()
+
+    def _ask_all(self) -> int:
+        for index, question in enumerate(self._questions):
+            try:
+                key = self._key_rules.key_in(self._topic, question.id)
+                known = self._outcomes.known(key, question.offset)
+            except KJournalError as exc:
+                self._ready.append(_problem_line(index, exc))
+                continue
+            if known is not None and question.traceparent is None:
+                self._ready.append(_outcome_line(index, known))
+                continue
+            context = copy_context()
+            if question.traceparent is not None:
+                carrier = {"traceparent": question.traceparent}
+                if question.tracestate is not None:
+                    carrier["tracestate"] = question.tracestate
+                context.run(otel_context.attach, extract(carrier))
+            task = asyncio.get_running_loop().create_task(
+                self._answer(index, key, question.offset), context=context
+            )
+            self._tasks.add(task)
+            task.add_done_callback(self._done)
+        return len(self._tasks)
+
+    async def _answer(self, index: int, key: Key, offset: int) -> None:
+        try:
+            with span("append outcome"):
+                outcome = await self._outcomes.outcome(key, offset)
+        except KJournalError as exc:
+            self._ready.append(_problem_line(index, exc))
+        except Exception as exc:  # a line for every question, whatever failed
+            log.exception("the outcome of %s at offset %d failed", key, offset)
+            unknown = OutcomeUnknown(f"the reader could not tell the outcome: {exc}")
+            self._ready.append(_problem_line(index, unknown))
+        else:
+            self._ready.append(_outcome_line(index, outcome))
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._arrived.set()
+
+
+def _outcome_line(index: int, outcome: AppendOutcome) -> bytes:
+    return orjson.dumps(
+        {"i": index, "outcome": append_outcome_json(outcome)}, option=orjson.OPT_APPEND_NEWLINE
+    )
+
+
+def _problem_line(index: int, error: KJournalError) -> bytes:
+    problem = problem_for_error(error).model_dump(mode="json", by_alias=True, exclude_none=True)
+    return orjson.dumps({"i": index, "problem": problem}, option=orjson.OPT_APPEND_NEWLINE)
+
+
+# Documented for the OpenAPI components (the answer's lines).
+OPENAPI_MODELS = (OutcomeLineOut,)
