@@ -37,8 +37,9 @@ from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.journal import Journals
-from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
+from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+from kjournal.read.settings import FoldSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Endpoints, Platform
 from kjournal_dev.platform.replay import end_offsets, replicate
@@ -133,7 +134,7 @@ async def main(args: argparse.Namespace, endpoints: Endpoints) -> None:
         await replicate(endpoints.kafka_bootstrap, topic, 0, store)
         async with Journals(
             kafka,
-            tail_cache=TailCacheSettings(enabled=False),
+            fold=FoldSettings(enabled=False),
             eventual=eventual,
         ) as reader:
             await timed_read(reader, replicated)  # warm up prepared statements and the pool
@@ -158,7 +159,7 @@ async def main(args: argparse.Namespace, endpoints: Endpoints) -> None:
             await fill(writer, key, size)
             async with Journals(
                 kafka,
-                tail_cache=TailCacheSettings(enabled=False),
+                fold=FoldSettings(enabled=False),
                 eventual=eventual,
             ) as miss:
                 await timed_read(miss, key)
@@ -168,7 +169,7 @@ async def main(args: argparse.Namespace, endpoints: Endpoints) -> None:
             )
             async with Journals(
                 kafka,
-                tail_cache=TailCacheSettings(payload_budget_bytes=256 << 20),
+                fold=FoldSettings(payload_budget_bytes=256 << 20),
                 eventual=eventual,
             ) as hit:
                 await timed_read(hit, key)  # starts the topic's tail and waits until it caught up
@@ -257,9 +258,7 @@ async def child_read(mode: str, topic: str, id: str, endpoints: Endpoints) -> No
     gc.collect()
     gc.freeze()
     best = 0.0
-    async with Journals(
-        kafka, tail_cache=TailCacheSettings(enabled=False), eventual=eventual
-    ) as reader:
+    async with Journals(kafka, fold=FoldSettings(enabled=False), eventual=eventual) as reader:
         await timed_read(reader, Key(topic, id))
         for _ in range(5):
             count, seconds = await timed_read(reader, Key(topic, id))
@@ -277,7 +276,7 @@ async def child_rss(topic: str, id: str, endpoints: Endpoints) -> None:
     kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
     async with Journals(
         kafka,
-        tail_cache=TailCacheSettings(enabled=False),
+        fold=FoldSettings(enabled=False),
         eventual=eventual,
     ) as reader:
         count, seconds = await timed_read(reader, Key(topic, id))

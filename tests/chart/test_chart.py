@@ -159,7 +159,7 @@ def test_settings_render_as_the_variables_read_them(render: Render, tmp_values):
                     "settings": {"cassandra": {"contact_points": ["c1", "c2"]}},
                     "reader": {
                         "settings": {
-                            "tail_cache": {"payload_budget_bytes": 134217728},
+                            "fold": {"payload_budget_bytes": 134217728},
                             "cassandra": {"replication": {"data_centers": {"dc1": 3}}},
                         }
                     },

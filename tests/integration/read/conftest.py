@@ -17,10 +17,11 @@ from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.journal import Journals
-from kjournal.kafka.settings import KafkaSettings, TailCacheSettings
+from kjournal.kafka.settings import KafkaSettings
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.metrics import Metrics, RecordingMetrics
 from kjournal.model import EventRecord, Key
+from kjournal.read.settings import FoldSettings
 from kjournal.replicate import replicate_partition
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.replay import consume_range, end_offsets, replicate
@@ -69,11 +70,11 @@ class Stack:
         head = model.head(key)
         return [_essence(e) for e in model.events(key)], None if head is None else head.seq_nr
 
-    def reading(self, tail_cache: bool, **overrides: object) -> Journals:
+    def reading(self, fold: bool, **overrides: object) -> Journals:
         return Journals(
             KafkaSettings(bootstrap_servers=self.bootstrap),
             eventual=self.eventual,
-            tail_cache=TailCacheSettings(enabled=tail_cache, pointer_poll_interval_s=0.05),
+            fold=FoldSettings(enabled=fold, pointer_poll_interval_s=0.05),
             metrics=self.metrics,
             **overrides,  # type: ignore[arg-type]
         )

@@ -33,7 +33,7 @@ async def test_the_pool_bounds_consumers_and_times_out_clearly(kafka_bootstrap: 
 
 @pytest.mark.cassandra
 @pytest.mark.parametrize("partitions", [2])
-async def test_more_partitions_rebuild_the_tail_cache_and_misplaced_journals_fail_loudly(
+async def test_more_partitions_rebuild_the_fold_and_misplaced_journals_fail_loudly(
     stack: Stack,
 ):
     moved = next(
@@ -45,9 +45,9 @@ async def test_more_partitions_rebuild_the_tail_cache_and_misplaced_journals_fai
     await stack.replicate()
     await stack.writer.journal(moved).mark()  # unreplicated: reads consult the tail cache
 
-    async with stack.reading(tail_cache=True) as journals:
+    async with stack.reading(fold=True) as journals:
         assert await read_all(journals, moved) == ([(1, None)], 1)
-        cache = journals.tail_cache
+        cache = journals.follower
         assert cache is not None
         assert cache.partitions(stack.topic) == 2
         admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap)
@@ -71,5 +71,5 @@ async def test_more_partitions_rebuild_the_tail_cache_and_misplaced_journals_fai
                 break
             await asyncio.sleep(0.2)
         assert cache.partitions(stack.topic) == 3
-        assert stack.metrics.counter_total("kjournal_tail_cache_failures_total") >= 1
+        assert stack.metrics.counter_total("kjournal_fold_failures_total") >= 1
         assert await read_all(journals, fresh) == ([(1, None), (2, None)], 2)

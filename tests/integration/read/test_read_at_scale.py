@@ -38,8 +38,8 @@ async def test_replicator_offline_then_half_then_all(stack: Stack):
 
     async def check(stage: str) -> None:
         async with (
-            stack.reading(tail_cache=True) as cached,
-            stack.reading(tail_cache=False) as plain,
+            stack.reading(fold=True) as cached,
+            stack.reading(fold=False) as plain,
         ):
             for journals in (cached, plain):
                 for key in keys:
@@ -67,7 +67,7 @@ async def test_a_new_journal_in_a_crowded_topic_decodes_only_its_own_payloads(st
 
     for cache in (False, True):
         before = stack.metrics.counter_total("kjournal_read_payloads_decoded_total")
-        async with stack.reading(tail_cache=cache) as journals:
+        async with stack.reading(fold=cache) as journals:
             events, pointer = await read_all(journals, newcomer)
         assert events == [(1, {"hi": 1})]
         assert pointer == 1
@@ -91,7 +91,7 @@ async def test_a_large_journal_streams_with_bounded_memory(stack: Stack):
     journal_bytes = events_total * len(blob)
 
     async with stack.reading(
-        tail_cache=False, consumer_pool=ConsumerPoolSettings(scan_payload_budget_bytes=1 << 20)
+        fold=False, consumer_pool=ConsumerPoolSettings(scan_payload_budget_bytes=1 << 20)
     ) as journals:
         tracemalloc.start()
         try:

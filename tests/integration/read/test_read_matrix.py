@@ -60,7 +60,7 @@ async def test_reads_equal_the_replicated_truth_in_every_replication_state(stack
 
     async def check(state: str) -> None:
         for cache in (False, True):
-            async with stack.reading(tail_cache=cache) as journals:
+            async with stack.reading(fold=cache) as journals:
                 assert await read_all(journals, key) == truth, f"{state}, tail cache {cache}"
 
     await check("cassandra empty")
@@ -83,7 +83,7 @@ async def test_ranges_and_limits_across_both_sources(stack: Stack):
     await write(stack, key, [a(1, 4), a(5, 8), d(2), a(9, 12)])
     await stack.replicate({0: 2})  # the first two appends are in Cassandra
     truth, _ = await stack.truth(key)
-    async with stack.reading(tail_cache=False) as journals:
+    async with stack.reading(fold=False) as journals:
         for from_, to, limit in [(1, 20, 100), (4, 10, 3), (6, 6, 1), (9, 12, 10), (13, 20, 5)]:
             events, _ = await read_all(journals, key, from_=from_, to=to, limit=limit)
             assert events == [e for e in truth if from_ <= e[0] <= to][:limit]
@@ -98,7 +98,7 @@ async def test_a_pending_delete_or_purge_is_honoured_on_the_first_event(stack: S
     await write(stack, deleted, [d(7)])  # only in Kafka
     await write(stack, purged, [PURGE])  # only in Kafka
 
-    async with stack.reading(tail_cache=cache) as journals:
+    async with stack.reading(fold=cache) as journals:
         first = [r.seq_nr async for r in journals.journal(deleted).read(limit=1)]
         assert first == [8]
         assert [r async for r in journals.journal(purged).read()] == []

@@ -33,13 +33,13 @@ def _events(*seq_nrs: int) -> list[Event]:
 
 async def _reads(stack: Stack, key: Key) -> dict[str, object]:
     """What the boundary reads of `key` return, by name (the same with the tail cache on)."""
-    without_cache = await _reads_with(stack, key, tail_cache=False)
-    assert await _reads_with(stack, key, tail_cache=True) == without_cache
+    without_cache = await _reads_with(stack, key, fold=False)
+    assert await _reads_with(stack, key, fold=True) == without_cache
     return without_cache
 
 
-async def _reads_with(stack: Stack, key: Key, *, tail_cache: bool) -> dict[str, object]:
-    async with stack.reading(tail_cache=tail_cache) as journals:
+async def _reads_with(stack: Stack, key: Key, *, fold: bool) -> dict[str, object]:
+    async with stack.reading(fold=fold) as journals:
         reads: dict[str, object] = {
             "all": await read_all(journals, key),
             "from max": await read_all(journals, key, from_=MAX),
@@ -101,7 +101,7 @@ async def test_the_smallest_seq_nr_and_the_longest_expiry(stack: Stack) -> None:
     longest = RecordMetadata(payload=PayloadMetadata(expire_after=ExpireAfter(MAX_NANOS)))
     await journal.produce(_events(1), longest)
     await stack.replicate()
-    async with stack.reading(tail_cache=False) as journals:
+    async with stack.reading(fold=False) as journals:
         assert await read_all(journals, key) == ([(1, "1")], 1)
         status = await journals.journal(key).status()
     assert status.expiry is not None
@@ -119,10 +119,10 @@ async def test_an_append_skipping_past_max_gap_is_dropped_and_the_journal_stays_
     await journal.produce(_events(MAX))
     await journal.produce(_events(2 + MAX_GAP))  # the largest gap allowed
     expected = ([(1, "1"), (2 + MAX_GAP, str(2 + MAX_GAP))], 2 + MAX_GAP)
-    async with stack.reading(tail_cache=True) as journals:
+    async with stack.reading(fold=True) as journals:
         assert await read_all(journals, key) == expected, "only in Kafka"
     await stack.replicate()
-    async with stack.reading(tail_cache=False) as journals:
+    async with stack.reading(fold=False) as journals:
         assert await read_all(journals, key) == expected, "replicated"
         assert (await journals.journal(key).status()).seq_nr == 2 + MAX_GAP
 
@@ -137,9 +137,9 @@ async def test_a_purge_of_a_journal_begun_far_up_erases_it(stack: Stack) -> None
     await journal.produce(_events(MAX))
     await journal.purge()
     await stack.replicate()
-    async with stack.reading(tail_cache=False) as journals:
+    async with stack.reading(fold=False) as journals:
         assert await read_all(journals, key) == ([], None)
     await journal.produce(_events(1))
     await stack.replicate()
-    async with stack.reading(tail_cache=False) as journals:
+    async with stack.reading(fold=False) as journals:
         assert await read_all(journals, key) == ([(1, "1")], 1)

@@ -41,5 +41,5 @@ def test_the_dashboard_queries_published_metrics_only():
     assert queried - _published() == set()
     titles = {panel["title"] for panel in dashboard["panels"]}
     assert {"Appends per second", "Append latency", "Read latency by phase (p99)"} <= titles
-    assert {"Tail (head) cache hit ratio", "Replication lag per partition"} <= titles
+    assert {"Answered from the fold", "Replication lag per partition"} <= titles
     assert {"Quarantined records"} <= titles

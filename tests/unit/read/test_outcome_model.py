@@ -34,8 +34,8 @@ from kjournal.model import (
     SeqNr,
 )
 from kjournal.model.head import JournalHead
-from kjournal.read.outcome import scanned_outcome
 from kjournal.read import JournalReader
+from kjournal.read.outcome import scanned_outcome
 from kjournal.replicate import replicate_partition
 from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 

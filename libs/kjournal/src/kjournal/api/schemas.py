@@ -31,13 +31,10 @@ from kjournal.model.expire_after import MAX_NANOS
 from kjournal.model.seq_nr import SEQ_NR_MAX
 
 __all__ = [
+    "MAX_OUTCOME_QUESTIONS",
     "NDJSON_CONTENT_TYPE",
     "AppendEnvelope",
     "AppendOutcomeOut",
-    "MAX_OUTCOME_QUESTIONS",
-    "OutcomeLineOut",
-    "OutcomeQuestionIn",
-    "OutcomesRequest",
     "AppendRequest",
     "AppendResponse",
     "ConflictOut",
@@ -51,6 +48,9 @@ __all__ = [
     "MarkResponse",
     "MetadataIn",
     "MetadataOut",
+    "OutcomeLineOut",
+    "OutcomeQuestionIn",
+    "OutcomesRequest",
     "PartitionReplicationOut",
     "PayloadTypeName",
     "PointerOut",

@@ -27,9 +27,9 @@ from kjournal.metrics.catalogue import (
     KAFKA_TAIL_RECORDS_SCANNED,
 )
 from kjournal.model import ActionRecord, Key
+from kjournal.read.tail import Tail, TailBuilder
 from kjournal.spans import conventions as sem
 from kjournal.spans import span
-from kjournal.read.tail import Tail, TailBuilder
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 

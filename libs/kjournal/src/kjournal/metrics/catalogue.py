@@ -117,17 +117,24 @@ READ_PAYLOADS_DECODED = _counter(
     "topic",
     unit="records",
 )
-TAIL_CACHE_REQUESTS = _counter(
-    "kjournal_tail_cache_requests_total",
-    "tail lookups the tail cache answered (hit) or could not (unknown: scanned) — "
-    "kafka-journal's head cache",
-    *("topic", "result"),
-    unit="lookups",
-    result="hit, unknown",
+FOLD_ANSWERS = _counter(
+    "kjournal_fold_answers_total",
+    "outcomes and journal views the reader's fold answered (fold), or that read Cassandra and "
+    "scanned Kafka because it could not (scanned) — kafka-journal's head cache hits",
+    *("topic", "question", "result"),
+    unit="answers",
+    question="outcome, view",
+    result="fold, scanned",
 )
-TAIL_CACHE_FAILURES = _counter(
-    "kjournal_tail_cache_failures_total",
-    "times a topic's follower failed and was rebuilt",
+FOLD_STARTS = _counter(
+    "kjournal_fold_journal_starts_total",
+    "journals the fold met and started from their Cassandra head",
+    "topic",
+    unit="journals",
+)
+FOLD_FAILURES = _counter(
+    "kjournal_fold_failures_total",
+    "times a topic's fold failed and was rebuilt from pointer2",
     "topic",
 )
 

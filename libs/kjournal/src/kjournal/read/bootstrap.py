@@ -14,12 +14,14 @@ journal's records in [B, E). From the head and the window:
   from the head, and the fates of those records are not its to tell (`FateKind` UNKNOWN: the
   outcome's slow path answers for them);
 * no head and no purge in the window: the journal did not exist before B;
-* no head but a purge in the window: the journal does not exist after the window's last purge
-  (whether or not that purge is replicated yet); the records before it are not the fold's to
-  tell.
+* no head but a purge in the window: the journal does not exist after the window's first purge
+  (whether or not that purge is replicated yet); the records up to it are not the fold's to
+  tell (whether the journal existed before it, only the purged head knew).
 
 A quarantine row holds the journal from its record on (from B, if its record lies in another
-partition); a head in another partition means the topic was repartitioned.
+partition), and so does a record of the window that does not decode: the replicator quarantines
+the journal there, and a purge does not lift a quarantine. A head in another partition means the
+topic was repartitioned.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from kjournal.model import ActionRecord, Key, Purge
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.read.journal_entry import Base
+from kjournal.read.records import Poison
 
 __all__ = ["Start", "start_of"]
 
@@ -54,10 +57,10 @@ def start_of(
     head: JournalHead | None,
     quarantined: QuarantinedRecord | None,
     start: int,
-    window: Sequence[ActionRecord],
+    window: Sequence[ActionRecord | Poison],
 ) -> Start:
     """The journal's start (see the module docstring): `start` is B, `window` the journal's
-    records in [B, E) in offset order."""
+    records in [B, E) in offset order, those that do not decode included."""
     if head is not None and head.partition_offset.partition != partition:
         error = TopicRepartitioned(key.topic, key.id, head.partition_offset.partition, partition)
         return Start(Base(), start, error=error)
@@ -65,9 +68,16 @@ def start_of(
         base = Base.of_head(head)
         exact_from = max(start, base.offset + 1)
     else:
-        purges = [record.offset for record in window if isinstance(record.action, Purge)]
-        exact_from = purges[-1] + 1 if purges else start
-        base = Base(offset=purges[-1]) if purges else Base()
+        purges = [
+            item.offset
+            for item in window
+            if isinstance(item, ActionRecord) and isinstance(item.action, Purge)
+        ]
+        exact_from = purges[0] + 1 if purges else start
+        base = Base(offset=purges[0]) if purges else Base()
+    poison = next((item for item in window if isinstance(item, Poison)), None)
+    if poison is not None:  # quarantined from it on, purges or not: the fold decides from it
+        exact_from = min(exact_from, poison.offset)
     if quarantined is None:
         return Start(base, exact_from)
     at = quarantined.offset if quarantined.partition == partition else start

@@ -27,7 +27,7 @@ from typing import Protocol
 from kjournal.aio import cancel_and_wait
 from kjournal.errors import FoldUnavailable, PartitionCountChanged
 from kjournal.metrics import Metrics, NoopMetrics
-from kjournal.metrics.catalogue import TAIL_CACHE_FAILURES
+from kjournal.metrics.catalogue import FOLD_FAILURES, FOLD_STARTS
 from kjournal.model import ActionRecord, Key
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
@@ -36,6 +36,7 @@ from kjournal.read.bootstrap import start_of
 from kjournal.read.fates import Fate, Lookup
 from kjournal.read.journal_entry import JournalEntry
 from kjournal.read.partition_fold import Overlap, PartitionFold, PayloadBudget
+from kjournal.read.records import Poison, decoded
 from kjournal.read.settings import FoldSettings
 from kjournal.spans import untraced
 from kjournal.wire.partitioner import partition_for
@@ -80,9 +81,14 @@ class PartitionSource(Protocol):
 
     async def end_offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, int]: ...
 
-    def actions(
-        self, key: Key, partition: int, start: int, end: int
-    ) -> AsyncIterator[ActionRecord]: ...
+    def records(
+        self,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        accept: Callable[[bytes | None], bool],
+    ) -> AsyncIterator[ConsumedRecord]: ...
 
 
 class EndOffsets:
@@ -230,7 +236,7 @@ class _TopicFolds:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                self._owner.metrics.increment(TAIL_CACHE_FAILURES.name, 1, topic=self.topic)
+                self._owner.metrics.increment(FOLD_FAILURES.name, 1, topic=self.topic)
                 log.exception("the fold of topic %s failed; rebuilding it", self.topic)
                 self._reset(FoldUnavailable(f"the fold of topic {self.topic} failed: {exc}"))
             if time.monotonic() - started > 60:
@@ -329,7 +335,7 @@ class _TopicFolds:
 
     async def _start_round(self, partition: int, fold: PartitionFold, ids: list[str]) -> None:
         owner = self._owner
-        replicated, lost = fold.replicated, fold.lost_up_to
+        begins = {id_: fold.begin(id_) for id_ in ids}  # before the heads are read
         keys = [Key(self.topic, id_) for id_ in ids]
         limit = asyncio.Semaphore(_HEADS_AT_ONCE)
 
@@ -344,24 +350,21 @@ class _TopicFolds:
         end = (await owner.source.end_offsets(self.topic, [partition]))[partition]
         await self.passed(partition, end - 1)  # the window: all the head could hold
         for key, (head, quarantined) in zip(keys, found, strict=True):
-            pending = fold.pending.get(key.id)
-            if pending is None:
+            if key.id not in fold.pending:
                 continue
-            since = pending.since
-            earlier: list[ActionRecord] = []
-            if since > replicated + 1 and lost > replicated:
-                begin = replicated + 1  # records of it may sit among evicted journals' ones
-                earlier = [
-                    record
-                    async for record in owner.source.actions(
-                        key, partition, begin, min(lost + 1, since)
-                    )
-                ]
-            else:
-                begin = since
-            window = [*earlier, *fold.window(key.id, end)]
+            begin, unbuffered = begins[key.id]
+            earlier: list[ActionRecord | Poison] = []
+            if unbuffered is not None:
+                wanted = key.id.encode()
+                raws = owner.source.records(self.topic, partition, *unbuffered, wanted.__eq__)
+                earlier = [item async for raw in raws if (item := decoded(raw)) is not None]
+            window = [
+                *(r for r in earlier if isinstance(r, ActionRecord)),
+                *fold.window(key.id, end),
+            ]
             start = start_of(key, partition, head, quarantined, begin, window)
             fold.install(key.id, start, earlier)
+            owner.metrics.increment(FOLD_STARTS.name, 1, topic=self.topic)
             future = self._starting.pop((partition, key.id), None)
             if future is not None and not future.done():
                 future.set_result(None)

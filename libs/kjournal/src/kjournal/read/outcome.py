@@ -37,6 +37,7 @@ import logging
 from kjournal.errors import FoldUnavailable, JournalNotFound, JournalQuarantined, OutcomeUnknown
 from kjournal.fold.append_rule import Dropped, dropped_kind, same_content, takes
 from kjournal.fold.head_info import fold_head_info
+from kjournal.metrics.catalogue import FOLD_ANSWERS
 from kjournal.model import (
     ActionRecord,
     Append,
@@ -104,15 +105,23 @@ class LocalOutcomes:
                 if isinstance(found, Fate) and found.kind is FateKind.OVERLAP:
                     found = await self._checked(key.topic, partition, found)
         except (FoldUnavailable, TimeoutError):
-            return await scanned_outcome(reader, key, offset)
+            found = None
         if found is Lookup.NO_RECORD:
+            self._answered(key, "fold")
             raise JournalNotFound(
                 f"offset {offset} of partition {partition} of topic {key.topic} holds no "
                 f"append of journal {key} (or no record yet)"
             )
         if not isinstance(found, Fate) or found.kind is FateKind.UNKNOWN:
+            self._answered(key, "scanned")
             return await scanned_outcome(reader, key, offset)
+        self._answered(key, "fold")
         return _answer(key, partition, found)
+
+    def _answered(self, key: Key, result: str) -> None:
+        self._reader.metrics.increment(
+            FOLD_ANSWERS.name, 1, topic=key.topic, question="outcome", result=result
+        )
 
     def known(self, key: Key, offset: int) -> AppendOutcome | None:
         """The outcome if the fold has decided it already (no wait, no I/O), else None.

@@ -26,18 +26,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from kjournal.errors import FormatError
 from kjournal.fold.append_rule import dropped_kind, takes
 from kjournal.fold.head_info import HeadInfo, appended, deleted, fold_onto
 from kjournal.model import ActionRecord, Append, Delete, Mark, Purge
 from kjournal.read.bootstrap import Start
 from kjournal.read.fates import DROPPED_KINDS, Fate, FateKind, Lookup
 from kjournal.read.journal_entry import Base, JournalEntry
+from kjournal.read.records import Poison, decoded
 from kjournal.read.tail import Tail
-from kjournal.wire.append_events import poison_reason
-from kjournal.wire.record import ConsumedRecord, decode_action_record
+from kjournal.wire.record import ConsumedRecord
 
-__all__ = ["Overlap", "PartitionFold", "PayloadBudget", "Pending", "Poison"]
+__all__ = ["Overlap", "PartitionFold", "PayloadBudget", "Pending"]
 
 
 class PayloadBudget:
@@ -55,15 +54,6 @@ class PayloadBudget:
 
     def give_back(self, size: int) -> None:
         self.used -= size
-
-
-@dataclass(frozen=True, slots=True)
-class Poison:
-    """A record of a journal that does not decode (its header or its payload)."""
-
-    offset: int
-    reason: str
-    timestamp: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -132,29 +122,22 @@ class PartitionFold:
         self.position = offset
         if not raw.key:
             return  # not a journal record
-        try:
-            record = decode_action_record(raw)
-        except FormatError as exc:
-            self._poison(raw.key.decode("utf-8", "replace"), Poison(offset, str(exc)))
-            return
-        if record is None:
+        item = decoded(raw)
+        if item is None:
             return  # a record this version does not know: readers and the replicator skip it
-        action = record.action
-        id_ = action.key.id
-        if isinstance(action, Append):
-            reason = poison_reason(action, record.partition_offset)
-            if reason is not None:
-                self._poison(id_, Poison(offset, reason, action.timestamp))
-                return
+        if isinstance(item, Poison):
+            self._poison(raw.key.decode("utf-8", "replace"), item)
+            return
+        id_ = item.action.key.id
         entry = self.journals.get(id_)
         if entry is not None:
             self.journals.move_to_end(id_)
-            self._fold(entry, record)
+            self._fold(entry, item)
             return
         pending = self.pending.get(id_)
         if pending is None:
             pending = self._meet(id_, offset)
-        self._buffer(pending, record)
+        self._buffer(pending, item)
         self._awaiting[offset] = id_
 
     def passed(self, position: int) -> None:
@@ -300,12 +283,26 @@ class PartitionFold:
 
     # Starting a journal
 
-    def window(self, id_: str, end: int) -> list[ActionRecord]:
-        """The pending journal's records buffered at offsets below `end` (poison left out)."""
-        pending = self.pending[id_]
-        return [r for r in pending.records if isinstance(r, ActionRecord) and r.offset < end]
+    def begin(self, id_: str) -> tuple[int, tuple[int, int] | None]:
+        """Where the pending journal's window begins (B: Cassandra's head holds every record of
+        it below B), and the offsets [start, end) to read from Kafka for its records there that
+        the fold did not buffer (None: none can be there). Asked before the head is read.
 
-    def install(self, id_: str, start: Start, earlier: Iterable[ActionRecord] = ()) -> None:
+        Below `since` the journal's records are in Cassandra, but for those of journals evicted
+        with unreplicated records (at or below `lost_up_to`): past pointer2, they are read."""
+        since = self.pending[id_].since
+        replicated, lost = self.replicated, self.lost_up_to
+        if since > replicated + 1 and lost > replicated:
+            return replicated + 1, (replicated + 1, min(lost + 1, since))
+        return since, None
+
+    def window(self, id_: str, end: int) -> list[ActionRecord | Poison]:
+        """The pending journal's records buffered at offsets below `end`."""
+        return [record for record in self.pending[id_].records if record.offset < end]
+
+    def install(
+        self, id_: str, start: Start, earlier: Iterable[ActionRecord | Poison] = ()
+    ) -> None:
         """Know the pending journal `id_` from `start` on, deciding its buffered records (and
         `earlier` ones, read from Kafka below what it buffered) in offset order."""
         pending = self.pending.pop(id_)

@@ -25,7 +25,7 @@ from opentelemetry.trace import Span
 from kjournal.errors import FoldUnavailable, JournalQuarantined, TopicRepartitioned
 from kjournal.fold.head_info import HeadInfo, fold_head_info
 from kjournal.metrics import NOOP_METRICS, Metrics
-from kjournal.metrics.catalogue import READ_PAYLOADS_DECODED, READ_PHASE_SECONDS
+from kjournal.metrics.catalogue import FOLD_ANSWERS, READ_PAYLOADS_DECODED, READ_PHASE_SECONDS
 from kjournal.model import (
     SEQ_NR_MAX,
     ActionRecord,
@@ -124,6 +124,15 @@ class JournalReader:
     def follower(self) -> Follower | None:
         return self._follower
 
+    @property
+    def metrics(self) -> Metrics:
+        return self._metrics
+
+    def _answered(self, key: Key, result: str) -> None:
+        self._metrics.increment(
+            FOLD_ANSWERS.name, 1, topic=key.topic, question="view", result=result
+        )
+
     async def partition(self, key: Key) -> int:
         """The partition the journal lives in."""
         return await self._offsets.partition(key)
@@ -146,9 +155,11 @@ class JournalReader:
         if self._follower is not None:
             try:
                 async with asyncio.timeout(self._fold_wait_s):
-                    return await self._folded_view(self._follower, key, partition, rows)
+                    view = await self._folded_view(self._follower, key, partition, rows)
+                self._answered(key, "fold")
+                return view
             except (FoldUnavailable, TimeoutError):
-                pass  # the fold is rebuilding or far behind: read it as the fold would
+                self._answered(key, "scanned")  # rebuilding or far behind: read as it would
         end, pointer2 = await asyncio.gather(
             self.end_offset(key, partition), self.pointer2(key, partition)
         )

@@ -1,0 +1,364 @@
+"""The partition's fold (kjournal/read/partition_fold.py) against a naive model of the append rule.
+
+A random history of several journals' appends (with and without conditions, retries, conflicting
+resends, gaps), deletes, purges, marks and poison records is produced into an in-memory log a
+record at a time; the fold consumes it; the replicator (the real `replicate_partition`, into the
+in-memory store) copies arbitrary prefixes of what was produced at arbitrary moments, ahead of
+the fold or behind it; journals are started from the store's heads in rounds whose head reads
+and end offsets are taken at one moment and completed at a later one, as the follower does
+(kjournal/read/follower.py). Every fate the fold decides must be the model's; when replication
+never runs ahead of what the fold decided, it must decide every record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kjournal.fold.append_rule import MAX_GAP
+from kjournal.memory import InMemoryReplicatedStore
+from kjournal.model import (
+    ACTION_HEADER,
+    Action,
+    ActionRecord,
+    Delete,
+    DeleteHeader,
+    Event,
+    Events,
+    JsonPayload,
+    JsonValue,
+    Key,
+    Mark,
+    MarkHeader,
+    Purge,
+    PurgeHeader,
+    SeqNr,
+)
+from kjournal.model.head import JournalHead
+from kjournal.model.quarantine import QuarantinedRecord
+from kjournal.read.bootstrap import start_of
+from kjournal.read.fates import FateKind
+from kjournal.read.partition_fold import PartitionFold, PayloadBudget
+from kjournal.read.records import Poison, decoded
+from kjournal.replicate import replicate_partition
+from kjournal.wire.record import ConsumedRecord, append_action, encode_action
+
+TOPIC = "journal"
+KEYS = [Key(TOPIC, "a"), Key(TOPIC, "b"), Key(TOPIC, "c")]
+NOW = datetime(2026, 12, 6, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Op:
+    key: int
+    kind: str  # append | delete | purge | mark | bad-header | bad-payload
+    first: int = 0
+    last: int = 0
+    variant: int = 0
+    expect: int | None = None
+
+
+def _payload(key: Key, n: int, variant: int) -> dict[str, JsonValue]:
+    return {"n": n, "key": key.id, "variant": variant}
+
+
+def _records(ops: list[Op]) -> list[ConsumedRecord]:
+    records = []
+    for offset, op in enumerate(ops):
+        key = KEYS[op.key]
+        timestamp = datetime.fromtimestamp(1_700_000_000 + offset, UTC)
+        action: Action
+        if op.kind in ("append", "bad-payload"):
+            events = Events(
+                tuple(
+                    Event(SeqNr(n), payload=JsonPayload(_payload(key, n, op.variant)))
+                    for n in range(op.first, op.last + 1)
+                )
+            )
+            action = append_action(key, timestamp, events, expect=op.expect)
+        elif op.kind == "delete":
+            action = Delete(key, timestamp, DeleteHeader(SeqNr(op.last)))
+        elif op.kind == "purge":
+            action = Purge(key, timestamp, PurgeHeader())
+        else:
+            action = Mark(key, timestamp, MarkHeader(f"m{offset}"))
+        parts = encode_action(action)
+        headers, value = list(parts.headers), parts.value
+        if op.kind == "bad-header":
+            headers = [(ACTION_HEADER, b"{not json")]
+        elif op.kind == "bad-payload":
+            value = b'{"events": "not a list"}'
+        records.append(
+            ConsumedRecord(TOPIC, 0, offset, parts.key, value, headers, parts.timestamp_ms)
+        )
+    return records
+
+
+def _model(ops: list[Op]) -> list[tuple[FateKind, int] | None]:
+    """Each record's fate by the rule, folded from the log's start: (kind, seq_nr), with
+    seq_nr as the fold reports it; None for marks. A dropped append over seqNrs its journal
+    held is reported as the kind comparing its events gives (the fold says OVERLAP)."""
+    state: dict[int, dict[str, object]] = {}
+    fates: list[tuple[FateKind, int] | None] = []
+    for op in ops:
+        journal = state.setdefault(
+            op.key, {"exists": False, "high": 0, "delete_to": 0, "events": {}, "bad": False}
+        )
+        events: dict[int, dict[str, JsonValue]] = journal["events"]  # type: ignore[assignment]
+        high: int = journal["high"]  # type: ignore[assignment]
+        delete_to: int = journal["delete_to"]  # type: ignore[assignment]
+        exists = bool(journal["exists"])
+        if op.kind in ("bad-header", "bad-payload"):
+            journal["bad"] = True
+            fates.append((FateKind.PARKED, 0))
+            continue
+        if op.kind == "mark":
+            fates.append(None)
+            continue
+        if journal["bad"]:
+            fates.append((FateKind.PARKED, 0))
+            continue
+        if op.kind == "append":
+            if op.expect is None:
+                taken = not exists or high < op.first <= high + 1 + MAX_GAP
+            elif op.expect == 0:
+                taken = not exists
+            else:
+                taken = exists and high == op.expect and op.first == op.expect + 1
+            if taken:
+                if not exists:
+                    journal["exists"], journal["delete_to"] = True, op.first - 1
+                for n in range(op.first, op.last + 1):
+                    events[n] = _payload(KEYS[op.key], n, op.variant)
+                journal["high"] = op.last
+                fates.append((FateKind.TAKEN, op.last))
+                continue
+            met = high if exists else 0
+            identical = exists and op.last <= high
+            for n in range(op.first, op.last + 1):
+                if n <= delete_to or events.get(n) != _payload(KEYS[op.key], n, op.variant):
+                    identical = False
+            if identical:
+                fates.append((FateKind.REPLAY, met))
+            elif op.expect is not None:
+                fates.append((FateKind.REFUSED, met))
+            elif exists and op.first > high:
+                fates.append((FateKind.GAP, met))
+            else:
+                fates.append((FateKind.CONFLICT, met))
+        elif op.kind == "delete":
+            if exists:
+                journal["delete_to"] = max(delete_to, min(op.last, high))
+                fates.append((FateKind.DELETE, int(journal["delete_to"])))  # type: ignore[call-overload]
+            else:
+                fates.append((FateKind.NOTHING, 0))
+        elif exists:
+            state[op.key] = {"exists": False, "high": 0, "delete_to": 0, "events": {}, "bad": False}
+            fates.append((FateKind.PURGE, 0))
+        else:
+            fates.append((FateKind.NOTHING, 0))
+    return fates
+
+
+@dataclass
+class _Round:
+    """Journals whose heads were read at one moment: E is the log's end then."""
+
+    ids: list[str]
+    begins: dict[str, tuple[int, tuple[int, int] | None]]
+    heads: dict[str, JournalHead | None]
+    quarantined: dict[str, QuarantinedRecord | None]
+    end: int
+
+
+class _Run:
+    """The fold, the log as produced so far, the replicator's store, and rounds of starts."""
+
+    def __init__(self, ops: list[Op], replicated: int, max_journals: int) -> None:
+        self.records = _records(ops)
+        self.store = InMemoryReplicatedStore()
+        if replicated:
+            replicate_partition(TOPIC, 0, self.records[:replicated], self.store, NOW)
+        pointer = self.store.pointer2(TOPIC, 0)
+        start = 0 if pointer is None else pointer + 1
+        self.fold = PartitionFold(
+            TOPIC, 0, start, PayloadBudget(1 << 20), max_journals=max_journals, max_fates=10_000
+        )
+        self.produced = start
+        self.rounds: list[_Round] = []
+        # Records a start could not decide: before the first purge of a journal without a head.
+        self.undecidable: set[int] = set()
+
+    def produce(self) -> None:
+        self.produced = min(len(self.records), self.produced + 1)
+
+    def consume(self) -> None:
+        fold = self.fold
+        if fold.position + 1 < self.produced:
+            fold.consume(self.records[fold.position + 1])
+            fold.new_pending.clear()
+            fold.overlaps.clear()
+
+    def replicate(self, upto: int) -> None:
+        if self.produced:
+            end = min(upto, self.produced)
+            replicate_partition(TOPIC, 0, self.records[:end], self.store, NOW)
+
+    def poll(self) -> None:
+        pointer = self.store.pointer2(TOPIC, 0)
+        if pointer is not None:
+            self.fold.replicated_up_to(pointer)
+
+    def start(self) -> None:
+        fold = self.fold
+        ids = [id_ for id_ in fold.pending if all(id_ not in r.ids for r in self.rounds)]
+        if not ids:
+            return
+        begins = {id_: fold.begin(id_) for id_ in ids}
+        keys = [Key(TOPIC, id_) for id_ in ids]
+        heads = dict(zip(ids, self.store.heads(keys), strict=True))
+        quarantined = {id_: next(iter(self.store.quarantined(TOPIC, id_)), None) for id_ in ids}
+        self.rounds.append(_Round(ids, begins, heads, quarantined, self.produced))
+
+    def finish(self) -> bool:
+        if not self.rounds or self.fold.position < self.rounds[0].end - 1:
+            return False
+        round_ = self.rounds.pop(0)
+        fold = self.fold
+        for id_ in round_.ids:
+            if id_ not in fold.pending:
+                continue
+            begin, unbuffered = round_.begins[id_]
+            earlier: list[ActionRecord | Poison] = []
+            if unbuffered is not None:
+                raws = self.records[unbuffered[0] : unbuffered[1]]
+                earlier = [
+                    item
+                    for raw in raws
+                    if raw.key == id_.encode() and (item := decoded(raw)) is not None
+                ]
+            window = [*earlier, *fold.window(id_, round_.end)]
+            start = start_of(
+                Key(TOPIC, id_), 0, round_.heads[id_], round_.quarantined[id_], begin, window
+            )
+            if round_.heads[id_] is None:
+                self.undecidable |= {
+                    item.offset for item in window if item.offset < start.exact_from
+                }
+            fold.install(id_, start, earlier)
+        return True
+
+    def drain(self) -> None:
+        while self.fold.position + 1 < len(self.records) or self.fold.pending or self.rounds:
+            self.produced = len(self.records)
+            self.consume()
+            self.start()
+            self.finish()
+
+
+def _check(run: _Run, ops: list[Op], *, every_record: bool) -> None:
+    model = _model(ops)
+    fold = run.fold
+    for offset in range(fold.start, len(ops)):
+        want = model[offset]
+        found = fold.fates.get(offset)
+        if want is None:
+            assert found is None, (offset, found)
+            continue
+        assert found is not None, f"offset {offset}: no fate"
+        if found.kind is FateKind.UNKNOWN:
+            assert not every_record or offset in run.undecidable, (
+                f"offset {offset}: unknown, though replication was behind"
+            )
+            continue
+        kind, seq_nr = want
+        if found.kind is FateKind.OVERLAP:
+            assert kind in (FateKind.REPLAY, FateKind.REFUSED, FateKind.CONFLICT), offset
+            assert found.seq_nr == seq_nr, offset
+            continue
+        if kind is FateKind.PARKED:
+            assert found.kind is FateKind.PARKED, (offset, found)
+            continue
+        assert (found.kind, found.seq_nr) == (kind, seq_nr), (offset, found, ops)
+
+
+_ops = st.lists(
+    st.one_of(
+        st.builds(
+            lambda key, first, length, variant, expect: Op(
+                key, "append", first, first + length, variant, expect
+            ),
+            st.integers(0, 2),
+            st.integers(1, 6),
+            st.integers(0, 2),
+            st.integers(0, 1),
+            st.one_of(st.none(), st.integers(0, 6)),
+        ),
+        st.builds(lambda key, to: Op(key, "delete", last=to), st.integers(0, 2), st.integers(1, 8)),
+        st.builds(lambda key: Op(key, "purge"), st.integers(0, 2)),
+        st.builds(lambda key: Op(key, "mark"), st.integers(0, 2)),
+        st.builds(
+            lambda key, kind: Op(key, kind, 1, 1),
+            st.integers(0, 2),
+            st.sampled_from(["bad-header", "bad-payload"]),
+        ),
+    ),
+    min_size=1,
+    max_size=30,
+).map(
+    lambda ops: [
+        op
+        if op.expect is None or op.expect == 0 or op.first == op.expect + 1
+        else Op(
+            op.key,
+            op.kind,
+            op.expect + 1,
+            op.expect + 1 + (op.last - op.first),
+            op.variant,
+            op.expect,
+        )
+        for op in ops
+    ]
+)
+
+_steps = st.lists(
+    st.one_of(
+        st.sampled_from(["produce", "consume", "poll", "start", "finish"]),
+        st.integers(0, 30),  # replicate up to this many records
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ops, st.integers(0, 30), _steps, st.integers(1, 3))
+def test_every_fate_the_fold_decides_is_the_rules_whatever_replication_does(
+    ops: list[Op], replicated: int, steps: list[str | int], max_journals: int
+) -> None:
+    run = _Run(ops, min(replicated, len(ops)), max_journals)
+    for step in steps:
+        if isinstance(step, int):
+            run.replicate(step)
+        else:
+            getattr(run, step)()
+    run.drain()
+    _check(run, ops, every_record=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ops, st.integers(0, 30), _steps, st.integers(1, 3))
+def test_with_replication_behind_the_fold_every_record_is_decided(
+    ops: list[Op], replicated: int, steps: list[str | int], max_journals: int
+) -> None:
+    run = _Run(ops, min(replicated, len(ops)), max_journals)
+    for step in steps:
+        if isinstance(step, int):
+            # Only what the fold decided, and only while no journal waits for its start.
+            if not run.fold.pending and not run.rounds:
+                run.replicate(min(step, run.fold.position + 1))
+        else:
+            getattr(run, step)()
+    run.drain()
+    _check(run, ops, every_record=True)
