@@ -371,7 +371,7 @@ class Journal:
     async def status(self, conflicts_shown: int = 20) -> JournalStatus:
         """The journal's head, what is not replicated yet, and its first `conflicts_shown`
         conflicting duplicates."""
-        view = await self._journals.reader.view(self.key, rows=False)
+        view = await self._journals.reader.view(self.key, rows=False, fresh=True)
         info: HeadInfo = view.info
         eventual = self._journals.eventual
         stored = info.exists and info.purged_at is None

@@ -15,11 +15,18 @@ in a catch-up, a share of them per partition in a live tail; and the records of 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
-from kjournal.errors import FormatError, InvalidCursor, InvalidInput, PositionGone
+from kjournal.errors import (
+    FoldUnavailable,
+    FormatError,
+    InvalidCursor,
+    InvalidInput,
+    PositionGone,
+)
 from kjournal.feed.cursor import Cursor, CursorFrame, Position
 from kjournal.feed.entries import (
     Control,
@@ -34,6 +41,7 @@ from kjournal.feed.source import TopicSource
 from kjournal.feed.states import DEFAULT_CAPACITY, JournalState, JournalStates, StateResolver
 from kjournal.model import Append, Key, Mark
 from kjournal.read import JournalReader, event_records
+from kjournal.read.fates import Fate, FateKind, Lookup
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
 __all__ = ["FeedPlan", "FeedRequest", "TopicFeed"]
@@ -78,6 +86,7 @@ class TopicFeed:
     ) -> None:
         self._source = source
         self._resolver = StateResolver(reader)
+        self._follower = reader.follower
         self._capacity = states
 
     async def plan(self, request: FeedRequest) -> FeedPlan:
@@ -126,6 +135,11 @@ class TopicFeed:
         FeedHeartbeat with the start cursor, then one whenever `heartbeat_s` passed without an
         entry."""
         positions = dict(plan.starts)
+        if self._follower is not None:
+            # A live tail reads what the reader's fold decides: follow the topic from now on.
+            with contextlib.suppress(FoldUnavailable, TimeoutError):
+                async with asyncio.timeout(self._follower.wait_timeout_s):
+                    await self._follower.topic(plan.request.topic)
         yield FeedHeartbeat(Cursor(dict(positions)))
         # All partitions at once share the subscriber's budget of states.
         capacity = max(1, self._capacity // max(1, len(plan.starts)))
@@ -218,9 +232,91 @@ class TopicFeed:
             id_ = (raw.key or b"").decode("utf-8", "replace")
             found = resolved.pop((partition, id_), None)  # at the journal's first record only
             ahead = None if found is None else (id_, found)
-        for entry in await self._record(plan, partition, raw, skip, states, positions, ahead):
+        fate = await self._fate(plan.request.topic, partition, raw.offset)
+        if fate is not None:
+            entries = self._decided(plan, partition, raw, skip, states, positions, fate)
+        else:
+            entries = await self._record(plan, partition, raw, skip, states, positions, ahead)
+        for entry in entries:
             yield entry
         positions[partition] = Position(raw.offset + 1)
+
+    async def _fate(self, topic: str, partition: int, offset: int) -> Fate | Lookup | None:
+        """The fate the reader's fold decided for the record, waiting a little for it when the
+        fold is behind; None when the fold cannot tell (then the feed judges the record itself)."""
+        follower = self._follower
+        folds = follower.following(topic) if follower is not None else None
+        if folds is None:
+            return None
+        found = folds.decided(partition, offset)
+        if found is Lookup.AHEAD:
+            assert follower is not None
+            try:
+                async with asyncio.timeout(follower.wait_timeout_s):
+                    found = await follower.fate_at(topic, partition, offset)
+            except (FoldUnavailable, TimeoutError):
+                return None
+        if found in (None, Lookup.GONE, Lookup.PENDING, Lookup.AHEAD):
+            return None
+        if isinstance(found, Fate) and found.kind is FateKind.UNKNOWN:
+            return None
+        return found
+
+    def _decided(
+        self,
+        plan: FeedPlan,
+        partition: int,
+        raw: ConsumedRecord,
+        skip: int,
+        states: JournalStates,
+        positions: dict[int, Position],
+        fate: Fate | Lookup,
+    ) -> list[FeedEvent | FeedControl]:
+        """The entries of one record whose fate the reader's fold decided (no lookup, no
+        judging: every journal reader returns what the fold decided)."""
+        if not isinstance(fate, Fate):
+            return []  # no journal record there (a mark, or a record readers skip)
+        offset = raw.offset
+        states.discard(fate.id)  # judged by the fold: a state kept here would be stale
+        kind = fate.kind
+        control = _CONTROLS.get(kind)
+        if control is None and kind is not FateKind.TAKEN:
+            return []  # dropped, or a delete or purge of no journal
+        if skip and control is not None:
+            return []
+        frame = CursorFrame(positions, partition)
+        if kind is FateKind.PARKED:
+            if fate.quarantined_at is None or fate.quarantined_at == offset:
+                reason = fate.reason or "its record does not decode"
+            else:
+                reason = f"parked behind the quarantined record at offset {fate.quarantined_at}"
+            states.put(fate.id, JournalState(quarantined_at=fate.quarantined_at or offset))
+            after = frame.cursor(Position(offset + 1))
+            return [
+                FeedControl(
+                    Control.QUARANTINED, fate.id, partition, offset, None, after, reason=reason
+                )
+            ]
+        if control is not None:
+            after = frame.cursor(Position(offset + 1))
+            to = fate.seq_nr if kind is FateKind.DELETE else None
+            return [FeedControl(control, fate.id, partition, offset, fate.timestamp, after, to=to)]
+        record = decode_action_record(raw)  # the fold decoded it: it decodes
+        assert record is not None
+        append = record.action
+        assert isinstance(append, Append)
+        events = event_records(append, partition, offset)
+        tags = plan.request.tags
+        return [
+            FeedEvent(
+                fate.id,
+                event,
+                index,
+                frame.cursor(Position(offset, index).after_entry(len(events))),
+            )
+            for index, event in enumerate(events)
+            if index >= skip and (not tags or event.event.tags & tags)
+        ]
 
     async def _check_held(self, topic: str, partition: int, offset: int) -> None:
         """PositionGone if Kafka no longer holds `offset` (offsets also skip for records the
@@ -306,6 +402,13 @@ class TopicFeed:
             for index, event in enumerate(events)
             if index >= skip and (not tags or event.event.tags & tags)
         ]
+
+
+_CONTROLS = {
+    FateKind.DELETE: Control.DELETE,
+    FateKind.PURGE: Control.PURGE,
+    FateKind.PARKED: Control.QUARANTINED,
+}
 
 
 def _accept(prefix: str) -> Callable[[bytes | None], bool]:

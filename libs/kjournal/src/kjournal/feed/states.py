@@ -80,6 +80,10 @@ class JournalStates:
             self._states.move_to_end(id_)
         return state
 
+    def discard(self, id_: str) -> None:
+        """Forget a journal's state (the reader's fold judges its records now)."""
+        self._states.pop(id_, None)
+
     def put(self, id_: str, state: JournalState) -> None:
         self._states[id_] = state
         self._states.move_to_end(id_)

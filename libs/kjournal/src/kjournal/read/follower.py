@@ -166,6 +166,12 @@ class _TopicFolds:
             raise FoldUnavailable(f"the fold of topic {self.topic} is not ready")
         return partition_for(id_.encode(), len(self.folds))
 
+    def decided(self, partition: int, offset: int) -> Fate | Lookup | None:
+        """What the partition's fold can tell of the record at `offset` now, without waiting
+        (None: the fold is not ready)."""
+        fold = self.folds.get(partition) if self._ready.is_set() else None
+        return None if fold is None else fold.fate(offset)
+
     def fold(self, partition: int) -> PartitionFold:
         fold = self.folds.get(partition) if self._ready.is_set() else None
         if fold is None:
@@ -461,6 +467,19 @@ class Follower:
             found = folds.fold(partition).fate(offset)
         return found
 
+    async def fate_at(self, topic: str, partition: int, offset: int) -> Fate | Lookup:
+        """The fate of the record at `offset` of the partition (whichever journal's), once the
+        fold decided it. Callers bound the wait (asyncio.timeout)."""
+        folds = await self.topic(topic)
+        fold = await folds.passed(partition, offset)
+        found = fold.fate(offset)
+        if found is Lookup.PENDING:
+            id_ = fold.awaiting(offset)
+            if id_ is not None:
+                await folds.wait_started(partition, id_)
+            found = folds.fold(partition).fate(offset)
+        return found
+
     async def entry(
         self, key: Key, partition: int, at_least: int
     ) -> tuple[PartitionFold, JournalEntry]:
@@ -470,6 +489,13 @@ class Follower:
         await folds.passed(partition, at_least)
         entry = await folds.started(partition, key.id)
         return folds.fold(partition), entry
+
+    def replicated(self, topic: str, partition: int, pointer2: int) -> None:
+        """pointer2 as just read (a status asks it afresh): the fold drops what it passed."""
+        folds = self._topics.get(topic)
+        fold = folds.folds.get(partition) if folds is not None else None
+        if fold is not None:
+            fold.replicated_up_to(pointer2)
 
     def partitions(self, topic: str) -> int:
         folds = self._topics.get(topic)

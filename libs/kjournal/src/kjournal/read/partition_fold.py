@@ -241,7 +241,7 @@ class PartitionFold:
         else:
             kind = DROPPED_KINDS[dropped_kind(False, header.expect, first, met)]
             fate = Fate(entry.id, record.offset, kind, append.timestamp, met or 0, header.expect)
-        self._keep(entry, _without_payload(record))  # its events are never read
+        self._keep(entry, _without_payload(record), dropped=True)
         self._decide(fate)
 
     def _quarantine(self, entry: JournalEntry, poison: Poison) -> None:
@@ -260,12 +260,15 @@ class PartitionFold:
             )
         )
 
-    def _keep(self, entry: JournalEntry, record: ActionRecord) -> None:
-        """Add `record` to the journal's tail (it is not replicated: offsets above pointer2)."""
+    def _keep(self, entry: JournalEntry, record: ActionRecord, dropped: bool = False) -> None:
+        """Add `record` to the journal's tail (it is not replicated: offsets above pointer2).
+        A taken append's payload is kept while the budget lasts; from the first one that is
+        not (or came without it: buffered past the budget), reads take them from Kafka again.
+        A dropped append's never is: no read returns its events."""
         action = record.action
-        if isinstance(action, Append) and action.payload:
+        if isinstance(action, Append) and not dropped:
             size = len(action.payload)
-            if entry.payloads_from is None and self._budget.take(size):
+            if size and entry.payloads_from is None and self._budget.take(size):
                 entry.payload_bytes += size
             else:
                 if entry.payloads_from is None:
@@ -419,6 +422,10 @@ class PartitionFold:
         if offset < self.fates_from:
             return Lookup.GONE
         return Lookup.NO_RECORD
+
+    def awaiting(self, offset: int) -> str | None:
+        """The pending journal whose record sits at `offset`, if any."""
+        return self._awaiting.get(offset)
 
     def entry(self, id_: str) -> JournalEntry | None:
         entry = self.journals.get(id_)

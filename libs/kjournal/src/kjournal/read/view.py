@@ -147,11 +147,16 @@ class JournalReader:
             self._metrics,
         )
 
-    async def view(self, key: Key, rows: bool = True) -> JournalView:
+    async def view(self, key: Key, rows: bool = True, fresh: bool = False) -> JournalView:
         """The journal as a read starting now sees it: every record acknowledged before the
         call is in it. `rows` False: the caller reads no events (a pointer), so the view's head
-        may be left out where only Cassandra's rows need it."""
+        may be left out where only Cassandra's rows need it. `fresh`: what is replicated is
+        read now (a status), not as the fold last read it."""
         partition = await self._offsets.partition(key)
+        if self._follower is not None and fresh:
+            pointer2 = await self.pointer2(key, partition)
+            if pointer2 is not None:
+                self._follower.replicated(key.topic, partition, pointer2)
         if self._follower is not None:
             try:
                 async with asyncio.timeout(self._fold_wait_s):
