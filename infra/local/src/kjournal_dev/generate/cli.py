@@ -1,7 +1,8 @@
-"""`kjournal-dev settings-docs | metrics-docs | chart-values | chart-manifests`: what is generated
-from the code (docs tables from the settings classes and the metrics catalogue, the Helm chart's
-settings values) and from the chart (the plain manifests of k8s/); each checks by default and
-regenerates with `--write` (registered by kjournal_dev.cli)."""
+"""`kjournal-dev settings-docs | metrics-docs | chart-values | chart-manifests | sync-client`: what
+is generated from the code (docs tables from the settings classes and the metrics catalogue, the
+Helm chart's settings values, the blocking HTTP client from the asyncio one) and from the chart
+(the plain manifests of k8s/); each checks by default and regenerates with `--write` (registered
+by kjournal_dev.cli)."""
 
 from __future__ import annotations
 
@@ -86,6 +87,20 @@ def _chart_manifests(platform: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _sync_client(_platform: Any, args: argparse.Namespace) -> int:
+    from kjournal_dev.generate import sync_client
+
+    if args.write:
+        sys.stdout.write(f"wrote {sync_client.write()}\n")
+        return 0
+    problem = sync_client.check()
+    if problem is not None:
+        sys.stderr.write(f"kjournal-dev: {problem}\n")
+        return 1
+    sys.stdout.write(f"{sync_client.sync_path()} is what its asyncio source generates\n")
+    return 0
+
+
 def register(sub: Any) -> None:
     docs = sub.add_parser(
         "settings-docs",
@@ -112,3 +127,10 @@ def register(sub: Any) -> None:
     )
     manifests.add_argument("--write", action="store_true", help="regenerate them")
     manifests.set_defaults(run=_chart_manifests)
+    client = sub.add_parser(
+        "sync-client",
+        help="check (or --write) the blocking HTTP client (kjournal/client/_sync.py) against "
+        "its asyncio source, _async.py",
+    )
+    client.add_argument("--write", action="store_true", help="regenerate it")
+    client.set_defaults(run=_sync_client)
