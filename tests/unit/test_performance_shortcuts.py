@@ -29,6 +29,7 @@ from kjournal.model import Event, EventRecord
 from kjournal_replicator import kafka_source, spark, worker_gc, worker_store, zip_imports
 from kjournal_replicator.settings import ApplySettings, ReplicatorSettings, SparkSettings
 from kjournal_service.app import service_app
+from kjournal_service.state import ServiceState
 from kjournal_writer import outcomes
 from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.routes import journals as writer_routes
@@ -94,7 +95,7 @@ async def test_shortcut_gc_freeze_after_start_up() -> None:
         yield
 
     app = service_app(
-        WriterSettings(),
+        ServiceState(WriterSettings()),
         service="writer",
         description="",
         lifespan=lifespan,
