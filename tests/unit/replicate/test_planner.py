@@ -8,20 +8,13 @@ import uuid
 from collections.abc import Sequence
 
 from kjournal.fold.plan import DeleteHead, DeleteRows, InsertHead, InsertRows, UpdateHead, Write
-from kjournal.model import SeqNr
+from kjournal.model import PartitionOffset, SeqNr
 from kjournal.model.head import JournalHead
 from kjournal.replicate.collect import JournalSlice, collect
 from kjournal.replicate.planner import Cutoff, JournalPlan, known_cutoff, plan_journal
-from kjournal.testing.records import (
-    KEY,
-    T0,
-    TOPIC,
-    append_record,
-    at,
-    broken,
-    delete_record,
-    purge_record,
-)
+from kjournal.testing.records import KEY, T0, TOPIC, append_record, broken
+from kjournal.testing.records import delete_record as delete
+from kjournal.testing.records import purge_record as purge
 from kjournal.wire.record import ConsumedRecord
 
 RECORD_ID = uuid.UUID(int=7)
@@ -68,7 +61,7 @@ def test_planning_changes_nothing_it_is_given_and_decides_the_same_each_time() -
             append_record(2, [3]),
         ]
     )
-    head = JournalHead(at(0), SEGMENT_SIZE, SeqNr(1), record_id=RECORD_ID)
+    head = JournalHead(PartitionOffset(0, 0), SEGMENT_SIZE, SeqNr(1), record_id=RECORD_ID)
     before = copy.deepcopy(journal)
     first = plan(journal, head)
     assert journal == before
@@ -115,7 +108,7 @@ def test_nothing_at_or_after_the_known_cutoff_is_planned() -> None:
 
 def test_a_bad_payload_the_head_covers_is_neither_decoded_nor_planned() -> None:
     journal = journal_of([broken(append_record(5, [3]), value=b"garbage"), append_record(6, [4])])
-    head = JournalHead(at(5), SEGMENT_SIZE, SeqNr(3), record_id=RECORD_ID)
+    head = JournalHead(PartitionOffset(0, 5), SEGMENT_SIZE, SeqNr(3), record_id=RECORD_ID)
     planned = plan(journal, head)
     assert planned.cutoff is None
     assert inserted(planned) == [4]
@@ -126,11 +119,11 @@ def test_a_bad_payload_the_head_covers_is_neither_decoded_nor_planned() -> None:
 def test_each_batch_is_planned_against_the_head_the_one_before_it_leaves() -> None:
     """After a purge the journal has no head: the append that follows creates a new one, where
     against the loaded head it would only have updated it."""
-    journal = journal_of([purge_record(6), append_record(7, [1]), delete_record(8, 1)])
-    head = JournalHead(at(5), SEGMENT_SIZE, SeqNr(3), record_id=uuid.UUID(int=1))
+    journal = journal_of([purge(6), append_record(7, [1]), delete(8, 1)])
+    head = JournalHead(PartitionOffset(0, 5), SEGMENT_SIZE, SeqNr(3), record_id=uuid.UUID(int=1))
     planned = plan(journal, head)
-    purge = [DeleteRows, DeleteRows, DeleteHead]
-    assert writes(planned) == [*purge, InsertRows, InsertHead, DeleteRows, UpdateHead]
+    purged = [DeleteRows, DeleteRows, DeleteHead]
+    assert writes(planned) == [*purged, InsertRows, InsertHead, DeleteRows, UpdateHead]
     update = planned.steps[-1][0]
     assert isinstance(update, UpdateHead)
     assert update.delete_to == 1
@@ -142,5 +135,5 @@ def test_the_appends_the_append_rule_drops_are_returned_not_planned() -> None:
     journal = journal_of([append_record(0, [1]), append_record(1, [1], variant=1)])
     planned = plan(journal)
     assert [d.events[0].seq_nr for d in planned.dropped] == [1]
-    assert planned.dropped[0].events[0].partition_offset == at(1)
+    assert planned.dropped[0].events[0].partition_offset == PartitionOffset(0, 1)
     assert inserted(planned) == [1]
