@@ -11,6 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 from cassandra.cluster import Cluster, Session
+from kjournal.cassandra.schema import migrate
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.topics import create_topic, delete_topics
 
@@ -42,6 +45,21 @@ def cassandra_session(cassandra_cluster: Cluster) -> Session:
     return cassandra_cluster.connect()
 
 
+@pytest.fixture(scope="session")
+def cassandra_settings(platform: Endpoints) -> CassandraSettings:
+    return CassandraSettings(
+        contact_points=(platform.cassandra_host,), port=platform.cassandra_port
+    )
+
+
+@pytest.fixture(scope="session")
+def kj_session(cassandra_settings: CassandraSettings) -> Iterator[Session]:
+    """A session built the way kjournal builds them (execution profiles, tuple rows)."""
+    session = connect(cassandra_settings)
+    yield session
+    session.cluster.shutdown()
+
+
 @pytest.fixture
 def topic(kafka_bootstrap: str) -> Iterator[str]:
     """A fresh 4-partition journal topic, deleted after the test."""
@@ -61,3 +79,11 @@ def keyspace(cassandra_session: Session) -> Iterator[str]:
     )
     yield name
     cassandra_session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+
+
+@pytest.fixture
+def tables(kj_session: Session, keyspace: str) -> TableNames:
+    """A fresh keyspace migrated to the current schema."""
+    settings = CassandraSettings(keyspace=keyspace)
+    migrate(kj_session, settings)
+    return settings.names

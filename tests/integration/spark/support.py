@@ -26,6 +26,8 @@ from kjournal.model import Event, Key, SeqNr
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.replay import end_offsets
 
+from tests.support.platform import cassandra_env, kafka_env
+
 PARTITIONS = 4
 
 
@@ -41,10 +43,8 @@ def replicator_env(
     env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_")}
     env.update(
         {
-            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap,
-            "KJOURNAL_CASSANDRA__CONTACT_POINTS": platform.cassandra_host,
-            "KJOURNAL_CASSANDRA__PORT": str(platform.cassandra_port),
-            "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
+            **kafka_env(platform),
+            **cassandra_env(platform, keyspace),
             "KJOURNAL_TOPICS__PATTERN": pattern,
             "KJOURNAL_SPARK__CHECKPOINT_LOCATION": str(checkpoint),
             "KJOURNAL_SPARK__JARS_DIR": str(platform.spark_kafka_jars),
