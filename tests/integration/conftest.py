@@ -17,6 +17,7 @@ from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.topics import create_topic, delete_topics
 
+from tests.support.kafka_journal_keyspace import create_kafka_journal_keyspace
 from tests.support.platform import keep_platform, start_platform, unique_name
 
 
@@ -60,6 +61,12 @@ def kj_session(cassandra_settings: CassandraSettings) -> Iterator[Session]:
     session.cluster.shutdown()
 
 
+@pytest.fixture(scope="session")
+def session(kj_session: Session) -> Session:
+    """`kj_session`, under the name the Spark, tracing, container and services suites use."""
+    return kj_session
+
+
 @pytest.fixture
 def topic(kafka_bootstrap: str) -> Iterator[str]:
     """A fresh 4-partition journal topic, deleted after the test."""
@@ -87,3 +94,12 @@ def tables(kj_session: Session, keyspace: str) -> TableNames:
     settings = CassandraSettings(keyspace=keyspace)
     migrate(kj_session, settings)
     return settings.names
+
+
+@pytest.fixture
+def kafka_journal_keyspace(kj_session: Session) -> Iterator[str]:
+    """A fresh keyspace as kafka-journal (the Scala library) makes it, dropped after the test."""
+    name = unique_name("kjscala")
+    create_kafka_journal_keyspace(kj_session, name)
+    yield name
+    kj_session.execute(f"DROP KEYSPACE IF EXISTS {name}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from collections.abc import Iterator
 from contextlib import aclosing
 
 import pytest
@@ -31,7 +30,6 @@ from tests.integration.cassandra.test_schema import (
 )
 from tests.support.kafka_journal_keyspace import (
     KAFKA_JOURNAL_TABLES,
-    create_kafka_journal_keyspace,
 )
 from tests.support.platform import unique_name
 
@@ -44,14 +42,6 @@ SEGMENT_SIZE = 10_000
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-def kafka_journal_keyspace(kj_session: Session) -> Iterator[str]:
-    name = unique_name("kjscala")
-    create_kafka_journal_keyspace(kj_session, name)
-    yield name
-    kj_session.execute(f"DROP KEYSPACE IF EXISTS {name}")
 
 
 def test_the_cql_makes_kafka_journals_keyspace(kj_session: Session, kafka_journal_keyspace: str):

@@ -36,11 +36,6 @@ pytestmark = [
 HTTP_IMAGE_BUDGET_MB = 250  # issue 15: the writer and reader images stay under ~250 MB
 
 
-@pytest.fixture(scope="session")
-def session(kj_session: Session) -> Session:
-    return kj_session
-
-
 def _http(port: int) -> dict[str, str]:
     return {"KJOURNAL_HTTP__HOST": "127.0.0.1", "KJOURNAL_HTTP__PORT": str(port)}
 

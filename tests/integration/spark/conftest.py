@@ -15,11 +15,6 @@ from tests.integration.spark.support import PARTITIONS
 from tests.support.platform import schema_keyspace, unique_name
 
 
-@pytest.fixture(scope="session")
-def session(kj_session: Session) -> Session:
-    return kj_session
-
-
 @pytest.fixture(scope="module")
 def module_keyspace(session: Session) -> Iterator[str]:
     """A keyspace with the journal schema, shared by the tests of one module."""

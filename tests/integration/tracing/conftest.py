@@ -33,11 +33,6 @@ def spans_dir(platform: Endpoints) -> Path:
     return platform.spans_dir
 
 
-@pytest.fixture(scope="session")
-def session(kj_session: Session) -> Session:
-    return kj_session
-
-
 @pytest.fixture(scope="module")
 def traced_keyspace(session: Session) -> Iterator[str]:
     with schema_keyspace(session, "kjtrace") as name:
