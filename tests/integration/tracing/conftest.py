@@ -17,7 +17,11 @@ from kjournal_dev.platform.topics import create_topic, delete_topics
 from kjournal_dev.traces.waterfall import Span, read_spans
 
 from tests.integration.services.support import RunningService, start_service, wait_for_topic
-from tests.integration.spark.support import ReplicatorProcess, replicator_env, wait_until
+from tests.integration.spark.support import (
+    ReplicatorProcess,
+    replicator_env,
+    running_replicator,
+)
 from tests.support.platform import cassandra_env, kafka_env, schema_keyspace, unique_name
 
 SPANS_WAIT_S = 90
@@ -84,23 +88,8 @@ def replicator(
     platform: Endpoints, traced_keyspace: str, topics: tuple[str, str], logs: Path
 ) -> Iterator[ReplicatorProcess]:
     env = replicator_env(platform, traced_keyspace, re.escape(topics[0]), logs / "checkpoint")
-    process = ReplicatorProcess(env, logs / "replicator.log")
-
-    def started() -> bool:
-        try:
-            return process.health().get("query") == "active"
-        except OSError:
-            return False
-
-    try:
-        wait_until(started, 240, "the replication query to start", process)
+    with running_replicator(env, logs / "replicator.log", 240) as process:
         yield process
-    finally:
-        if process.alive():
-            try:
-                process.terminate(60)
-            except Exception:
-                process.kill()
 
 
 class CollectedSpans:
