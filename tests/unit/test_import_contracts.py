@@ -188,6 +188,12 @@ VIOLATIONS = [
         "kjournal_dev.platform.replay -> kjournal.cassandra.writer",
     ),
     (
+        "only the schema step changes the schema",
+        "kjournal_replicator.job",
+        "from kjournal.cassandra.schema import migrate",
+        "kjournal_replicator.job -> kjournal.cassandra.schema",
+    ),
+    (
         "aiokafka only in",
         "kjournal.cassandra.writer",
         "import aiokafka",

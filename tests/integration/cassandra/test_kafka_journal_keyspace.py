@@ -14,9 +14,9 @@ from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.schema import (
     KJOURNAL_SCHEMA_VERSION,
     KJOURNAL_SCHEMA_VERSION_KEY,
-    check_schema,
     migrate,
 )
+from kjournal.cassandra.schema_check import check_schema
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.errors import SchemaError
 from kjournal.model import Key, SeqNr

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.schema import check_schema, migrate
+from kjournal.cassandra.schema import migrate
+from kjournal.cassandra.schema_check import check_schema
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings

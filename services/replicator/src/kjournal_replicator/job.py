@@ -21,7 +21,7 @@ from types import FrameType
 
 from cassandra.cluster import Session
 from kjournal.cassandra.credentials import check_cassandra_credentials
-from kjournal.cassandra.schema import check_schema
+from kjournal.cassandra.schema_check import check_schema
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.errors import CredentialsRefused
