@@ -10,17 +10,16 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
 
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform.lifecycle import Endpoints, Platform
 from kjournal_dev.platform.state import PlatformState
 from kjournal_dev.process import is_running
+
+from tests.support.platform import OwnPlatform, own_platform_config
 
 KAFKA, CASSANDRA, WRITER, READER, REPLICATOR = (
     "kafka",
@@ -33,49 +32,14 @@ TOPIC = "journal_faults"
 DOOMED_TOPIC = "journal_faults_doomed"  # deleted by one scenario while the replicator runs
 
 
-def _free_ports(count: int) -> list[int]:
-    with ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [int(sock.getsockname()[1]) for sock in sockets]
-
-
 def fault_config(state_dir: Path) -> DevConfig:
-    """The developer's KJOURNAL_DEV_* settings (cache, Java, heaps), with ports, state, topics
-    and keyspace of the fault suite's own."""
-    kafka, controller, cql, storage, writer, reader, replicator, grpc, http = _free_ports(9)
-    return DevConfig.from_env().model_copy(
-        update={
-            "state_dir": state_dir,
-            "kafka_port": kafka,
-            "kafka_controller_port": controller,
-            "cassandra_port": cql,
-            "cassandra_storage_port": storage,
-            "writer_port": writer,
-            "reader_port": reader,
-            "replicator_port": replicator,
-            "otlp_grpc_port": grpc,
-            "otlp_http_port": http,
-            "topics": (TOPIC, DOOMED_TOPIC),
-            "partitions": 4,
-            "keyspace": "journal_faults",
-        }
+    """The fault suite's own ports, state, topics and keyspace."""
+    return own_platform_config(
+        state_dir, topics=(TOPIC, DOOMED_TOPIC), partitions=4, keyspace="journal_faults"
     )
 
 
-@dataclass
-class FaultPlatform:
-    platform: Platform
-    endpoints: Endpoints
-
-    @property
-    def config(self) -> DevConfig:
-        return self.platform.config
-
-    def url(self, service: str) -> str:
-        return self.endpoints.services[service]
-
+class FaultPlatform(OwnPlatform):
     def _state(self) -> PlatformState:
         state = PlatformState.load(self.config.state_file)
         assert state is not None, "the fault platform is not up"

@@ -11,9 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 from cassandra.cluster import Cluster, Session
+from kjournal.cassandra.schema import migrate
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.topics import create_topic, delete_topics
 
+from tests.support.kafka_journal_keyspace import create_kafka_journal_keyspace
 from tests.support.platform import keep_platform, start_platform, unique_name
 
 
@@ -42,6 +46,27 @@ def cassandra_session(cassandra_cluster: Cluster) -> Session:
     return cassandra_cluster.connect()
 
 
+@pytest.fixture(scope="session")
+def cassandra_settings(platform: Endpoints) -> CassandraSettings:
+    return CassandraSettings(
+        contact_points=(platform.cassandra_host,), port=platform.cassandra_port
+    )
+
+
+@pytest.fixture(scope="session")
+def kj_session(cassandra_settings: CassandraSettings) -> Iterator[Session]:
+    """A session built the way kjournal builds them (execution profiles, tuple rows)."""
+    session = connect(cassandra_settings)
+    yield session
+    session.cluster.shutdown()
+
+
+@pytest.fixture(scope="session")
+def session(kj_session: Session) -> Session:
+    """`kj_session`, under the name the Spark, tracing, container and services suites use."""
+    return kj_session
+
+
 @pytest.fixture
 def topic(kafka_bootstrap: str) -> Iterator[str]:
     """A fresh 4-partition journal topic, deleted after the test."""
@@ -61,3 +86,20 @@ def keyspace(cassandra_session: Session) -> Iterator[str]:
     )
     yield name
     cassandra_session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+
+
+@pytest.fixture
+def tables(kj_session: Session, keyspace: str) -> TableNames:
+    """A fresh keyspace migrated to the current schema."""
+    settings = CassandraSettings(keyspace=keyspace)
+    migrate(kj_session, settings)
+    return settings.names
+
+
+@pytest.fixture
+def kafka_journal_keyspace(kj_session: Session) -> Iterator[str]:
+    """A fresh keyspace as kafka-journal (the Scala library) makes it, dropped after the test."""
+    name = unique_name("kjscala")
+    create_kafka_journal_keyspace(kj_session, name)
+    yield name
+    kj_session.execute(f"DROP KEYSPACE IF EXISTS {name}")

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from cassandra.cluster import Session
+from kjournal.cassandra.schema import migrate
+from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Endpoints, Platform
 
@@ -46,3 +55,53 @@ def unique_name(prefix: str) -> str:
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     assert re.fullmatch(r"[a-z][a-z0-9_]{0,47}", name)
     return name
+
+
+@contextmanager
+def schema_keyspace(session: Session, prefix: str) -> Iterator[str]:
+    """A fresh keyspace named after `prefix`, with the journal schema; dropped afterwards."""
+    name = unique_name(prefix)
+    migrate(session, CassandraSettings(keyspace=name))
+    yield name
+    session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+
+
+def kafka_env(platform: Endpoints) -> dict[str, str]:
+    """A service's variables for the platform's Kafka."""
+    return {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap}
+
+
+def cassandra_env(platform: Endpoints, keyspace: str) -> dict[str, str]:
+    """A service's variables for `keyspace` on the platform's Cassandra."""
+    return {
+        "KJOURNAL_CASSANDRA__CONTACT_POINTS": platform.cassandra_host,
+        "KJOURNAL_CASSANDRA__PORT": str(platform.cassandra_port),
+        "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
+    }
+
+
+def own_platform_config(state_dir: Path, **update: Any) -> DevConfig:
+    """The developer's KJOURNAL_DEV_* settings (cache, Java, heaps) for a platform of a suite's
+    own: every port a free loopback one, `state_dir` its state, and `update` on top."""
+    ports = [name for name in DevConfig.model_fields if name.endswith("_port")]
+    with ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in ports]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        free = {name: int(sock.getsockname()[1]) for name, sock in zip(ports, sockets, strict=True)}
+    return DevConfig.from_env().model_copy(update={**free, "state_dir": state_dir, **update})
+
+
+@dataclass
+class OwnPlatform:
+    """A suite's own platform, as `Platform.up` started it."""
+
+    platform: Platform
+    endpoints: Endpoints
+
+    @property
+    def config(self) -> DevConfig:
+        return self.platform.config
+
+    def url(self, service: str) -> str:
+        return self.endpoints.services[service]

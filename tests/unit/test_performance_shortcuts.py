@@ -26,9 +26,10 @@ from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import journal
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, EventRecord
-from kjournal_replicator import apply, kafka_source, spark, worker_gc, zip_imports
+from kjournal_replicator import kafka_source, spark, worker_gc, worker_store, zip_imports
 from kjournal_replicator.settings import ApplySettings, ReplicatorSettings, SparkSettings
 from kjournal_service.app import service_app
+from kjournal_service.state import ServiceState
 from kjournal_writer import outcomes
 from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.routes import journals as writer_routes
@@ -94,7 +95,7 @@ async def test_shortcut_gc_freeze_after_start_up() -> None:
         yield
 
     app = service_app(
-        WriterSettings(),
+        ServiceState(WriterSettings()),
         service="writer",
         description="",
         lifespan=lifespan,
@@ -139,10 +140,11 @@ def test_shortcut_worker_gc_threshold_is_applied_by_each_worker(
     class Session:
         cluster = type("Cluster", (), {"shutdown": staticmethod(lambda: None)})()
 
-    monkeypatch.setattr(apply, "connect", lambda settings: Session())
-    monkeypatch.setattr(apply, "CassandraReplicatedStore", lambda *args, **kwargs: object())
-    monkeypatch.setattr(apply, "_current", None)
-    apply._worker(ReplicatorSettings().cassandra, ApplySettings(gc_threshold=12_345))
+    monkeypatch.setattr(worker_store, "connect", lambda settings: Session())
+    monkeypatch.setattr(worker_store, "CassandraReplicatedStore", lambda *args, **kwargs: object())
+    worker_store.WorkerStore().get(
+        ReplicatorSettings().cassandra, ApplySettings(gc_threshold=12_345)
+    )
     assert gc.get_threshold()[0] == 12_345
     assert ApplySettings().gc_threshold == worker_gc.DEFAULT_THRESHOLD
 

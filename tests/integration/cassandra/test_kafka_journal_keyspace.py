@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from collections.abc import Iterator
 from contextlib import aclosing
 
 import pytest
@@ -15,9 +14,9 @@ from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.schema import (
     KJOURNAL_SCHEMA_VERSION,
     KJOURNAL_SCHEMA_VERSION_KEY,
-    check_schema,
     migrate,
 )
+from kjournal.cassandra.schema_check import check_schema
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.errors import SchemaError
 from kjournal.model import Key, SeqNr
@@ -31,7 +30,6 @@ from tests.integration.cassandra.test_schema import (
 )
 from tests.support.kafka_journal_keyspace import (
     KAFKA_JOURNAL_TABLES,
-    create_kafka_journal_keyspace,
 )
 from tests.support.platform import unique_name
 
@@ -44,14 +42,6 @@ SEGMENT_SIZE = 10_000
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-def kafka_journal_keyspace(kj_session: Session) -> Iterator[str]:
-    name = unique_name("kjscala")
-    create_kafka_journal_keyspace(kj_session, name)
-    yield name
-    kj_session.execute(f"DROP KEYSPACE IF EXISTS {name}")
 
 
 def test_the_cql_makes_kafka_journals_keyspace(kj_session: Session, kafka_journal_keyspace: str):

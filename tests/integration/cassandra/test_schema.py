@@ -12,9 +12,9 @@ from kjournal.cassandra.schema import (
     KJOURNAL_SCHEMA_VERSION,
     KJOURNAL_SCHEMA_VERSION_KEY,
     SCHEMA_VERSION_KEY,
-    check_schema,
     migrate,
 )
+from kjournal.cassandra.schema_check import check_schema
 from kjournal.cassandra.settings import CassandraSettings, CassandraTables
 from kjournal.cassandra.statements.conflicts import CONFLICTS
 from kjournal.cassandra.statements.journal import JOURNAL

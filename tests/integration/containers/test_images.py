@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.schema import check_schema, migrate
-from kjournal.cassandra.session import connect
+from kjournal.cassandra.schema import migrate
+from kjournal.cassandra.schema_check import check_schema
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
@@ -24,7 +24,7 @@ from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from tests.support.containers import Docker, free_port, http_get, http_post_json, wait_http_ok
-from tests.support.platform import unique_name
+from tests.support.platform import cassandra_env, kafka_env, unique_name
 
 pytestmark = [
     pytest.mark.images,
@@ -37,28 +37,6 @@ pytestmark = [
 HTTP_IMAGE_BUDGET_MB = 250  # issue 15: the writer and reader images stay under ~250 MB
 
 
-@pytest.fixture(scope="module")
-def session(platform: Endpoints) -> Iterator[Session]:
-    settings = CassandraSettings(
-        contact_points=(platform.cassandra_host,), port=platform.cassandra_port
-    )
-    session = connect(settings)
-    yield session
-    session.cluster.shutdown()
-
-
-def _kafka(platform: Endpoints) -> dict[str, str]:
-    return {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap}
-
-
-def _cassandra(platform: Endpoints, keyspace: str) -> dict[str, str]:
-    return {
-        "KJOURNAL_CASSANDRA__CONTACT_POINTS": platform.cassandra_host,
-        "KJOURNAL_CASSANDRA__PORT": str(platform.cassandra_port),
-        "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
-    }
-
-
 def _http(port: int) -> dict[str, str]:
     return {"KJOURNAL_HTTP__HOST": "127.0.0.1", "KJOURNAL_HTTP__PORT": str(port)}
 
@@ -67,7 +45,9 @@ def test_writer_image_answers_readyz(docker: Docker, images: dict[str, str], pla
     port = free_port()
     # Its readiness is Kafka's alone; the reader it asks each append's outcome is not needed here.
     reader = {"KJOURNAL_READER__URL": f"http://127.0.0.1:{free_port()}"}
-    with docker.container(images["writer"], {**_kafka(platform), **_http(port), **reader}) as name:
+    with docker.container(
+        images["writer"], {**kafka_env(platform), **_http(port), **reader}
+    ) as name:
         report = json.loads(wait_http_ok(f"http://127.0.0.1:{port}/readyz", docker, name))
     assert report["status"] == "ready"
     assert report["checks"]["kafka"]["ok"]
@@ -75,7 +55,7 @@ def test_writer_image_answers_readyz(docker: Docker, images: dict[str, str], pla
 
 def test_reader_image_answers_readyz(docker: Docker, images: dict[str, str], platform: Endpoints):
     port = free_port()
-    env = {**_kafka(platform), **_cassandra(platform, platform.keyspace), **_http(port)}
+    env = {**kafka_env(platform), **cassandra_env(platform, platform.keyspace), **_http(port)}
     with docker.container(images["reader"], env) as name:
         report = json.loads(wait_http_ok(f"http://127.0.0.1:{port}/readyz", docker, name))
     assert report["status"] == "ready"
@@ -90,12 +70,12 @@ def test_writer_and_reader_images_serve_an_append(
     journal = f"images-{uuid.uuid4().hex[:12]}"
     writer_port, reader_port = free_port(), free_port()
     reader_env = {
-        **_kafka(platform),
-        **_cassandra(platform, platform.keyspace),
+        **kafka_env(platform),
+        **cassandra_env(platform, platform.keyspace),
         **_http(reader_port),
     }
     writer_env = {
-        **_kafka(platform),
+        **kafka_env(platform),
         **_http(writer_port),
         "KJOURNAL_READER__URL": f"http://127.0.0.1:{reader_port}",
     }
@@ -122,7 +102,7 @@ def test_migrate_image_applies_the_schema_to_a_fresh_keyspace(
     docker: Docker, images: dict[str, str], platform: Endpoints, session: Session
 ):
     keyspace = unique_name("kjimg")
-    env = [f"{k}={v}" for k, v in _cassandra(platform, keyspace).items()]
+    env = [f"{k}={v}" for k, v in cassandra_env(platform, keyspace).items()]
     args = [arg for pair in env for arg in ("-e", pair)]
     try:
         first = docker.run(
@@ -188,8 +168,8 @@ def test_replicator_image_replicates_one_append_in_local_1(
     keyspace, topic, pattern = replicator_target
     port = free_port()
     env = {
-        **_kafka(platform),
-        **_cassandra(platform, keyspace),
+        **kafka_env(platform),
+        **cassandra_env(platform, keyspace),
         **_http(port),
         "KJOURNAL_SPARK__MASTER": "local[1]",
         "KJOURNAL_TOPICS__PATTERN": pattern,

@@ -162,8 +162,8 @@ class CassandraBackend:
 
 
 @pytest.fixture
-def backend(writer_session: Session, tables: TableNames) -> CassandraBackend:
-    return CassandraBackend(writer_session, tables)
+def backend(kj_session: Session, tables: TableNames) -> CassandraBackend:
+    return CassandraBackend(kj_session, tables)
 
 
 class TestCassandraEventualStore(EventualStoreContract):
@@ -273,8 +273,8 @@ class CountingSession:
         return future
 
 
-def test_statements_in_flight_are_bounded(writer_session: Session, tables: TableNames) -> None:
-    session = CountingSession(writer_session)
+def test_statements_in_flight_are_bounded(kj_session: Session, tables: TableNames) -> None:
+    session = CountingSession(kj_session)
     store = CassandraReplicatedStore(session, tables, concurrency=4)
     records = [append_record(n, [1, 2], Key(TOPIC, f"id{n}")) for n in range(100)]
     result = replicate(store, records)
@@ -284,13 +284,13 @@ def test_statements_in_flight_are_bounded(writer_session: Session, tables: Table
 
 @pytest.mark.timeout(120)
 def test_statements_built_on_the_driver_thread_never_block_it(
-    writer_session: Session, tables: TableNames
+    kj_session: Session, tables: TableNames
 ) -> None:
     # With one request in flight, every statement after a wave's first is built inside a driver
     # callback: anything blocking there (such as preparing the first head UPDATE of its kind)
     # would wait for itself forever. The first journal is new, so its wave starts with an
     # INSERT and the UPDATEs of the others are all built on the driver's thread.
-    store = CassandraReplicatedStore(writer_session, tables, concurrency=1)
+    store = CassandraReplicatedStore(kj_session, tables, concurrency=1)
     keys = [Key(TOPIC, f"id{n}") for n in range(20)]
     replicate(store, [append_record(n, [1, 2], key) for n, key in enumerate(keys) if n > 0])
     hour = ExpireAfter.of(1, "hour")

@@ -11,15 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kjournal.cassandra.schema import migrate
-from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings
+from cassandra.cluster import Session
 from kjournal.client import Client
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.security.tokens import DevIssuer
 
 from tests.integration.services.support import RunningService, start_service, wait_for_topic
-from tests.support.platform import unique_name
+from tests.support.platform import cassandra_env, kafka_env, schema_keyspace
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 
@@ -30,22 +28,14 @@ def service_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def services_keyspace(platform: Endpoints) -> Iterator[str]:
+def services_keyspace(kj_session: Session) -> Iterator[str]:
     """A keyspace with the journal schema, shared by the session's readers."""
-    name = unique_name("kjsvc")
-    session = connect(
-        CassandraSettings(contact_points=(platform.cassandra_host,), port=platform.cassandra_port)
-    )
-    try:
-        migrate(session, CassandraSettings(keyspace=name))
+    with schema_keyspace(kj_session, "kjsvc") as name:
         yield name
-        session.execute(f"DROP KEYSPACE IF EXISTS {name}")
-    finally:
-        session.cluster.shutdown()
 
 
 def kafka_settings(platform: Endpoints) -> dict[str, str]:
-    return {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap}
+    return kafka_env(platform)
 
 
 def writer_limits() -> dict[str, str]:
@@ -56,12 +46,7 @@ def writer_limits() -> dict[str, str]:
 
 
 def reader_settings(platform: Endpoints, keyspace: str) -> dict[str, str]:
-    return {
-        **kafka_settings(platform),
-        "KJOURNAL_CASSANDRA__CONTACT_POINTS": platform.cassandra_host,
-        "KJOURNAL_CASSANDRA__PORT": str(platform.cassandra_port),
-        "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
-    }
+    return {**kafka_env(platform), **cassandra_env(platform, keyspace)}
 
 
 def reader_link(reader: RunningService) -> dict[str, str]:

@@ -14,8 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cassandra.cluster import Session
-from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.client import Client
 from kjournal.model import BinaryPayload, Event, JsonPayload, Key, SeqNr, TextPayload
 from kjournal_dev.platform.lifecycle import Endpoints
@@ -25,10 +24,8 @@ from tests.integration.services.conftest import reader_settings
 from tests.integration.services.support import RunningService, start_service
 from tests.support.kafka_journal_keyspace import (
     KAFKA_JOURNAL_TABLES,
-    create_kafka_journal_keyspace,
     tables_of,
 )
-from tests.support.platform import unique_name
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 
@@ -38,23 +35,6 @@ REPLICATED = [
     Event(SeqNr(3), payload=BinaryPayload(b"\x00\x03")),
 ]
 UNREPLICATED = [Event(SeqNr(4), payload=TextPayload("four")), Event(SeqNr(5))]
-
-
-@pytest.fixture
-def session(platform: Endpoints) -> Iterator[Session]:
-    session = connect(
-        CassandraSettings(contact_points=(platform.cassandra_host,), port=platform.cassandra_port)
-    )
-    yield session
-    session.cluster.shutdown()
-
-
-@pytest.fixture
-def kafka_journal_keyspace(session: Session) -> Iterator[str]:
-    name = unique_name("kjscala")
-    create_kafka_journal_keyspace(session, name)
-    yield name
-    session.execute(f"DROP KEYSPACE IF EXISTS {name}")
 
 
 @pytest.fixture

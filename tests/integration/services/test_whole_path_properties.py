@@ -38,8 +38,7 @@ import pytest
 from cassandra.cluster import Session
 from hypothesis import HealthCheck, Phase, event, given, note, settings
 from hypothesis import strategies as st
-from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.model import SEQ_NR_MAX
 from kjournal.model.expire_after import MAX_NANOS
@@ -92,16 +91,6 @@ def path_topic(platform: Endpoints) -> Iterator[str]:
     asyncio.run(delete_topics(platform.kafka_bootstrap, [name]))
 
 
-@pytest.fixture(scope="module")
-def store_session(platform: Endpoints) -> Iterator[Session]:
-    settings = CassandraSettings(
-        contact_points=(platform.cassandra_host,), port=platform.cassandra_port
-    )
-    session = connect(settings)
-    yield session
-    session.cluster.shutdown()
-
-
 @dataclass
 class WholePath:
     """The platform one example drives."""
@@ -123,9 +112,9 @@ def whole_path(
     reader: RunningService,
     services_keyspace: str,
     path_topic: str,
-    store_session: Session,
+    kj_session: Session,
 ) -> Iterator[WholePath]:
-    store = CassandraReplicatedStore(store_session, TableNames(keyspace=services_keyspace))
+    store = CassandraReplicatedStore(kj_session, TableNames(keyspace=services_keyspace))
     with (
         httpx.Client(base_url=deep_writer.url, timeout=60) as writer,
         httpx.Client(base_url=reader.url, timeout=60) as reader_client,

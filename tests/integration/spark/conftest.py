@@ -9,33 +9,17 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import migrate
-from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings
-from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from tests.integration.spark.support import PARTITIONS
-from tests.support.platform import unique_name
-
-
-@pytest.fixture(scope="session")
-def session(platform: Endpoints) -> Iterator[Session]:
-    settings = CassandraSettings(
-        contact_points=(platform.cassandra_host,), port=platform.cassandra_port
-    )
-    session = connect(settings)
-    yield session
-    session.cluster.shutdown()
+from tests.support.platform import schema_keyspace, unique_name
 
 
 @pytest.fixture(scope="module")
 def module_keyspace(session: Session) -> Iterator[str]:
     """A keyspace with the journal schema, shared by the tests of one module."""
-    name = unique_name("kjspark")
-    migrate(session, CassandraSettings(keyspace=name))
-    yield name
-    session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+    with schema_keyspace(session, "kjspark") as name:
+        yield name
 
 
 @pytest.fixture(scope="module")

@@ -15,16 +15,21 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
+from kjournal.journal import Journals
+from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, Key, SeqNr
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.replay import end_offsets
+
+from tests.support.platform import cassandra_env, kafka_env
 
 PARTITIONS = 4
 
@@ -41,10 +46,8 @@ def replicator_env(
     env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_")}
     env.update(
         {
-            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap,
-            "KJOURNAL_CASSANDRA__CONTACT_POINTS": platform.cassandra_host,
-            "KJOURNAL_CASSANDRA__PORT": str(platform.cassandra_port),
-            "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
+            **kafka_env(platform),
+            **cassandra_env(platform, keyspace),
             "KJOURNAL_TOPICS__PATTERN": pattern,
             "KJOURNAL_SPARK__CHECKPOINT_LOCATION": str(checkpoint),
             "KJOURNAL_SPARK__JARS_DIR": str(platform.spark_kafka_jars),
@@ -129,6 +132,35 @@ def wait_until(
             tail = process.output()[-4000:] if process is not None else ""
             raise AssertionError(f"timed out waiting for {what}\n{tail}")
         time.sleep(0.3)
+
+
+@contextmanager
+def running_replicator(
+    env: Mapping[str, str], log: Path, start_timeout_s: float
+) -> Iterator[ReplicatorProcess]:
+    """A replicator whose query is running; stopped (killed if it will not stop) afterwards."""
+    process = ReplicatorProcess(env, log)
+
+    def started() -> bool:
+        try:
+            return process.health().get("query") == "active"
+        except OSError:
+            return False
+
+    try:
+        wait_until(started, start_timeout_s, "the replication query to start", process)
+        yield process
+    finally:
+        if process.alive():
+            try:
+                process.terminate(60)
+            except Exception:
+                process.kill()
+
+
+def journals_at(bootstrap: str) -> Journals:
+    """Journals writing to the broker at `bootstrap` (open with `async with`)."""
+    return Journals(KafkaSettings(bootstrap_servers=bootstrap))
 
 
 def pointers(session: Session, keyspace: str, topic: str) -> dict[int, int | None]:

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 from cassandra.cluster import Session
-from kjournal.journal import Journals
-from kjournal.kafka.settings import KafkaSettings
 from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.spark.model import Model, append
 from tests.integration.spark.support import (
     ReplicatorProcess,
     caught_up,
+    journals_at,
     replicator_env,
     wait_until,
 )
@@ -44,7 +43,7 @@ def test_a_backlog_is_said_once_and_its_end_once_and_spark_s_trigger_warning_nev
     model = Model(topic)
 
     async def write() -> None:
-        async with Journals(KafkaSettings(bootstrap_servers=kafka_bootstrap)) as journals:
+        async with journals_at(kafka_bootstrap) as journals:
             for _ in range(APPENDS):
                 await asyncio.gather(
                     *(append(journals, model, f"j{n}", 1) for n in range(JOURNALS))

@@ -17,8 +17,6 @@ from aiokafka import AIOKafkaProducer
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.settings import TableNames
-from kjournal.journal import Journals
-from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Events, Key, RecordMetadata
 from kjournal.wire.record import append_action, encode_action
 from kjournal_dev.platform.lifecycle import Endpoints
@@ -27,8 +25,10 @@ from tests.integration.spark.model import Model, append, events, random_workload
 from tests.integration.spark.support import (
     ReplicatorProcess,
     caught_up,
+    journals_at,
     pointers,
     replicator_env,
+    running_replicator,
     stored_events,
     wait_until,
 )
@@ -36,10 +36,6 @@ from tests.integration.spark.support import (
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)]
 
 CATCH_UP_S = 240
-
-
-def _journals(bootstrap: str) -> Journals:
-    return Journals(KafkaSettings(bootstrap_servers=bootstrap))
 
 
 @pytest.fixture(scope="module")
@@ -51,23 +47,8 @@ def replicator(
 ) -> Iterator[ReplicatorProcess]:
     folder = tmp_path_factory.mktemp("replicator")
     env = replicator_env(platform, module_keyspace, topic_pattern, folder / "checkpoint")
-    process = ReplicatorProcess(env, folder / "replicator.log")
-
-    def started() -> bool:
-        try:
-            return process.health().get("query") == "active"
-        except OSError:
-            return False
-
-    try:
-        wait_until(started, 180, "the query to start", process)
+    with running_replicator(env, folder / "replicator.log", 180) as process:
         yield process
-    finally:
-        if process.alive():
-            try:
-                process.terminate(60)
-            except Exception:
-                process.kill()
 
 
 def test_replicates_appends_deletes_and_purges(
@@ -82,7 +63,7 @@ def test_replicates_appends_deletes_and_purges(
     ids = [f"journal-{i}" for i in range(24)]
 
     async def write() -> None:
-        async with _journals(kafka_bootstrap) as journals:
+        async with journals_at(kafka_bootstrap) as journals:
             await random_workload(journals, model, ids, actions=12, seed=1)
 
     asyncio.run(write())
@@ -126,7 +107,7 @@ def test_poison_records_are_quarantined_and_the_rest_replicates(
     poisoned: dict[str, int] = {}
 
     async def write() -> None:
-        async with _journals(kafka_bootstrap) as journals:
+        async with journals_at(kafka_bootstrap) as journals:
             for id in good:
                 await append(journals, model, id, 2)
             # A journal with an unreadable header: its first append replicates, later ones park.
@@ -193,7 +174,7 @@ def test_a_batch_of_marks_only_advances_pointer2(
     model = Model(topic)
 
     async def write_append() -> None:
-        async with _journals(kafka_bootstrap) as journals:
+        async with journals_at(kafka_bootstrap) as journals:
             await append(journals, model, "marked", 3)
 
     asyncio.run(write_append())
@@ -202,7 +183,7 @@ def test_a_batch_of_marks_only_advances_pointer2(
     before = pointers(session, module_keyspace, topic)
 
     async def write_marks() -> list[int]:
-        async with _journals(kafka_bootstrap) as journals:
+        async with journals_at(kafka_bootstrap) as journals:
             journal = journals.journal(Key(topic, "marked"))
             return [(await journal.mark()).offset for _ in range(3)]
 
@@ -227,7 +208,7 @@ def test_health_and_metrics_endpoint(
     model = Model(topic)
 
     async def write() -> None:
-        async with _journals(kafka_bootstrap) as journals:
+        async with journals_at(kafka_bootstrap) as journals:
             for i in range(8):
                 await append(journals, model, f"m-{i}", 2)
 

@@ -15,8 +15,6 @@ from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
 from cassandra.cluster import Session
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.journal import Journals
-from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Key
 from kjournal_dev.platform.lifecycle import Endpoints
 
@@ -24,6 +22,7 @@ from tests.integration.spark.model import Model, append, random_workload
 from tests.integration.spark.support import (
     ReplicatorProcess,
     caught_up,
+    journals_at,
     pointers,
     replicator_env,
     stored_events,
@@ -33,10 +32,6 @@ from tests.integration.spark.support import (
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(900)]
 
 CATCH_UP_S = 300
-
-
-def _journals(bootstrap: str) -> Journals:
-    return Journals(KafkaSettings(bootstrap_servers=bootstrap))
 
 
 def test_sigkill_mid_batch_then_restart_with_and_without_checkpoint(
@@ -52,7 +47,7 @@ def test_sigkill_mid_batch_then_restart_with_and_without_checkpoint(
     ids = [f"journal-{i}" for i in range(40)]
 
     async def write(seed: int, actions: int) -> None:
-        async with _journals(kafka_bootstrap) as journals:
+        async with journals_at(kafka_bootstrap) as journals:
             await random_workload(journals, model, ids, actions=actions, seed=seed)
 
     asyncio.run(write(seed=1, actions=30))
@@ -129,7 +124,7 @@ def _write_one_journal(bootstrap: str, topic: str, appends: int) -> int:
     model = Model(topic)
 
     async def write() -> int:
-        async with _journals(bootstrap) as journals:
+        async with journals_at(bootstrap) as journals:
             for _ in range(appends):
                 await append(journals, model, "lost", 1)
             result = await journals.journal(model_key(topic)).mark()
@@ -214,7 +209,7 @@ def test_a_checkpoint_ahead_of_cassandra_is_caught_up_from_kafka(
     model = Model(topic)
 
     async def write(appends: int) -> int:
-        async with _journals(kafka_bootstrap) as journals:
+        async with journals_at(kafka_bootstrap) as journals:
             for _ in range(appends):
                 await append(journals, model, "lost", 1)
             return (await journals.journal(model_key(topic)).mark()).partition

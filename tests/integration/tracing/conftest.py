@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pytest
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import migrate
-from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.topics import create_topic, delete_topics
 from kjournal_dev.traces.waterfall import Span, read_spans
 
 from tests.integration.services.support import RunningService, start_service, wait_for_topic
-from tests.integration.spark.support import ReplicatorProcess, replicator_env, wait_until
-from tests.support.platform import unique_name
+from tests.integration.spark.support import (
+    ReplicatorProcess,
+    replicator_env,
+    running_replicator,
+)
+from tests.support.platform import cassandra_env, kafka_env, schema_keyspace, unique_name
 
 SPANS_WAIT_S = 90
 
@@ -37,21 +38,9 @@ def spans_dir(platform: Endpoints) -> Path:
 
 
 @pytest.fixture(scope="module")
-def session(platform: Endpoints) -> Iterator[Session]:
-    settings = CassandraSettings(
-        contact_points=(platform.cassandra_host,), port=platform.cassandra_port
-    )
-    session = connect(settings)
-    yield session
-    session.cluster.shutdown()
-
-
-@pytest.fixture(scope="module")
 def traced_keyspace(session: Session) -> Iterator[str]:
-    name = unique_name("kjtrace")
-    migrate(session, CassandraSettings(keyspace=name))
-    yield name
-    session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+    with schema_keyspace(session, "kjtrace") as name:
+        yield name
 
 
 @pytest.fixture(scope="module")
@@ -70,22 +59,11 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("traced-services")
 
 
-def _cassandra(platform: Endpoints, keyspace: str) -> dict[str, str]:
-    return {
-        "KJOURNAL_CASSANDRA__CONTACT_POINTS": platform.cassandra_host,
-        "KJOURNAL_CASSANDRA__PORT": str(platform.cassandra_port),
-        "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
-    }
-
-
 @pytest.fixture(scope="module")
 def writer(platform: Endpoints, reader: RunningService, logs: Path) -> Iterator[RunningService]:
     service = start_service(
         "kjournal_writer",
-        {
-            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap,
-            "KJOURNAL_READER__URL": reader.url,
-        },
+        {**kafka_env(platform), "KJOURNAL_READER__URL": reader.url},
         logs,
         ready_path="/readyz",
     )
@@ -97,10 +75,7 @@ def writer(platform: Endpoints, reader: RunningService, logs: Path) -> Iterator[
 def reader(platform: Endpoints, traced_keyspace: str, logs: Path) -> Iterator[RunningService]:
     service = start_service(
         "kjournal_reader",
-        {
-            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": platform.kafka_bootstrap,
-            **_cassandra(platform, traced_keyspace),
-        },
+        {**kafka_env(platform), **cassandra_env(platform, traced_keyspace)},
         logs,
         ready_path="/readyz",
     )
@@ -113,23 +88,8 @@ def replicator(
     platform: Endpoints, traced_keyspace: str, topics: tuple[str, str], logs: Path
 ) -> Iterator[ReplicatorProcess]:
     env = replicator_env(platform, traced_keyspace, re.escape(topics[0]), logs / "checkpoint")
-    process = ReplicatorProcess(env, logs / "replicator.log")
-
-    def started() -> bool:
-        try:
-            return process.health().get("query") == "active"
-        except OSError:
-            return False
-
-    try:
-        wait_until(started, 240, "the replication query to start", process)
+    with running_replicator(env, logs / "replicator.log", 240) as process:
         yield process
-    finally:
-        if process.alive():
-            try:
-                process.terminate(60)
-            except Exception:
-                process.kill()
 
 
 class CollectedSpans:

@@ -118,3 +118,30 @@ def test_a_metadata_wait_that_ran_out_is_unknown_topic_only_if_the_topic_is_gone
         assert type(raised) is KafkaUnavailable  # nothing handed over: not outcome-unknown
     else:
         assert isinstance(raised, UnknownTopic)
+
+
+class _Unreachable:
+    """Stands in for AIOKafkaProducer when no broker answers."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    async def start(self) -> None:
+        raise KafkaConnectionError()
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+
+def test_a_producer_that_cannot_start_is_stopped_and_says_kafka_is_unavailable() -> None:
+    client = _Unreachable()
+
+    async def enter() -> None:
+        producer = ActionProducer.__new__(ActionProducer)  # no real client to leave unclosed
+        producer._producer = client
+        async with producer:
+            raise AssertionError("the producer started")
+
+    with pytest.raises(KafkaUnavailable):
+        asyncio.run(enter())
+    assert client.stopped

@@ -17,6 +17,7 @@ from kjournal.testing.records import KEY, append_record
 from kjournal_replicator import apply, zip_imports
 from kjournal_replicator.apply import COLUMNS, ApplyTask
 from kjournal_replicator.settings import ApplySettings, ReplicatorSettings
+from kjournal_replicator.worker_store import WORKER_STORE
 from pydantic import ValidationError
 
 HOUR = ExpireAfter.of(1, "hour")
@@ -39,11 +40,7 @@ def test_the_replicator_task_takes_the_zone_from_the_cassandra_settings(
 ):
     store = InMemoryReplicatedStore()
 
-    class Worker:
-        def __init__(self) -> None:
-            self.store = store
-
-    monkeypatch.setattr(apply, "_worker", lambda cassandra, settings: Worker())
+    monkeypatch.setattr(WORKER_STORE, "get", lambda cassandra, settings: store)
     monkeypatch.setattr(zip_imports, "install", lambda: None)  # a worker's import hook
     monkeypatch.setattr(apply, "worker_tracing", lambda: None)  # a worker's tracer set-up
     monkeypatch.setattr(apply, "datetime", _FrozenClock)

@@ -5,11 +5,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
+from fastapi import FastAPI
 from kjournal.errors import KJournalError
+from kjournal.journal import Journals
 from kjournal.model import Event, EventRecord, Events, Key, PartitionOffset, RecordMetadata
 from kjournal.model.results import AppendResult
+from kjournal_writer.app import create_app as create_writer
+from kjournal_writer.settings import Settings as WriterSettings
+from kjournal_writer.state import WriterState
 
 
 class FakeJournal:
@@ -74,10 +79,17 @@ class FakeJournal:
 
 
 class FakeJournals:
-    """Stands in for `Journals` in `app.state`: one FakeJournal per key."""
+    """Stands in for `Journals` in an app's state: one FakeJournal per key."""
 
     def __init__(self) -> None:
         self.journals: dict[Key, FakeJournal] = {}
 
     def journal(self, key: Key) -> FakeJournal:
         return self.journals.setdefault(key, FakeJournal(key))
+
+
+def writer_over(journals: FakeJournals, settings: WriterSettings | None = None) -> FastAPI:
+    """The writer's app over `journals`, where its lifespan (not run) would open Kafka's."""
+    app = create_writer(settings or WriterSettings())
+    WriterState.of(app).journals = cast(Journals, journals)
+    return app

@@ -13,13 +13,12 @@ import pytest
 from kjournal.errors import CassandraUnavailable
 from kjournal.model import Event, EventRecord, JsonPayload, Key, PartitionOffset, SeqNr
 from kjournal_reader.app import create_app as create_reader
+from kjournal_reader.deps import get_journal as reader_journal
 from kjournal_reader.settings import Settings as ReaderSettings
 from kjournal_service.deps import KeyDep as ReaderKey
-from kjournal_service.deps import get_journal as reader_journal
-from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.settings import Settings as WriterSettings
 
-from tests.unit.services.fakes import FakeJournal, FakeJournals
+from tests.unit.services.fakes import FakeJournal, FakeJournals, writer_over
 
 pytestmark = pytest.mark.anyio
 
@@ -47,8 +46,7 @@ def journals(fakes: FakeJournals) -> dict[Key, FakeJournal]:
 
 @pytest.fixture
 async def writer(fakes: FakeJournals) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_writer(WriterSettings.model_validate({"http": {"max_body_bytes": 4096}}))
-    app.state.journals = fakes  # what the lifespan (not run here) would open
+    app = writer_over(fakes, WriterSettings.model_validate({"http": {"max_body_bytes": 4096}}))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://writer") as client:
         yield client

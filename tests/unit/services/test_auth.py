@@ -30,7 +30,7 @@ from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.settings import Settings as WriterSettings
 from pydantic import ValidationError
 
-from tests.unit.services.fakes import FakeJournals
+from tests.unit.services.fakes import FakeJournals, writer_over
 
 pytestmark = pytest.mark.anyio
 
@@ -61,8 +61,7 @@ def fakes() -> FakeJournals:
 
 @pytest.fixture
 async def writer(issuer: DevIssuer, fakes: FakeJournals) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_writer(WriterSettings.model_validate({"auth": _auth(issuer)}))
-    app.state.journals = fakes
+    app = writer_over(fakes, WriterSettings.model_validate({"auth": _auth(issuer)}))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://writer") as client:
         yield client
@@ -368,8 +367,7 @@ async def test_an_unreadable_key_set_is_503_and_not_read_on_every_request(
     issuer: DevIssuer, fakes: FakeJournals, tmp_path: Path
 ):
     settings = _auth(issuer, jwks_file=str(tmp_path / "missing.json"), jwks_min_refresh_s=60)
-    app = create_writer(WriterSettings.model_validate({"auth": settings}))
-    app.state.journals = fakes
+    app = writer_over(fakes, WriterSettings.model_validate({"auth": settings}))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://writer") as client:
         for _ in range(3):

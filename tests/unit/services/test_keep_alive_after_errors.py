@@ -20,8 +20,8 @@ import pytest
 import uvicorn
 from kjournal.model import Event, EventRecord, JsonPayload, Key, PartitionOffset, SeqNr
 from kjournal_reader.app import create_app
+from kjournal_reader.deps import get_journal
 from kjournal_reader.settings import Settings
-from kjournal_service.deps import get_journal
 from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 
 KEY = Key("journal", "a")

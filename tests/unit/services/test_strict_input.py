@@ -11,12 +11,12 @@ import httpx
 import pytest
 from kjournal.model import Key
 from kjournal_reader.app import create_app as create_reader
+from kjournal_reader.deps import get_journal as reader_journal
 from kjournal_reader.settings import Settings as ReaderSettings
-from kjournal_service.deps import get_journal as reader_journal
-from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.settings import Settings as WriterSettings
+from kjournal_writer.state import WriterState
 
-from tests.unit.services.fakes import FakeJournal, FakeJournals
+from tests.unit.services.fakes import FakeJournal, FakeJournals, writer_over
 
 pytestmark = pytest.mark.anyio
 
@@ -33,8 +33,7 @@ async def writer(fakes: FakeJournals) -> AsyncIterator[httpx.AsyncClient]:
     settings = WriterSettings.model_validate(
         {"http": {"max_events_per_append": 100, "offload_body_bytes": 1024}}
     )
-    app = create_writer(settings)
-    app.state.journals = fakes
+    app = writer_over(fakes, settings)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://writer") as client:
         yield client
@@ -143,8 +142,7 @@ async def test_a_query_parameter_the_route_does_not_take_is_refused(
 async def test_a_client_gone_mid_body_is_499_and_no_error(
     fakes: FakeJournals, caplog: pytest.LogCaptureFixture
 ) -> None:
-    app = create_writer(WriterSettings())
-    app.state.journals = fakes
+    app = writer_over(fakes)
     sent: list[MutableMapping[str, Any]] = []
     messages: Iterator[dict[str, Any]] = iter(
         [
@@ -178,7 +176,7 @@ async def test_a_client_gone_mid_body_is_499_and_no_error(
     assert sent[0]["status"] == 499
     assert "client disconnected" in caplog.text
     assert "ERROR" not in caplog.text
-    metrics = app.state.metrics.exposition()[0].decode()
+    metrics = WriterState.of(app).metrics.exposition()[0].decode()
     assert 'status="499"' in metrics
     assert 'status="500"' not in metrics
     assert _nothing_done(fakes)
@@ -239,8 +237,7 @@ async def test_a_mark_body_nested_too_deep_is_refused(
 async def test_the_depth_limit_counts_levels_not_brackets_in_strings(
     fakes: FakeJournals,
 ) -> None:
-    app = create_writer(WriterSettings.model_validate({"http": {"max_json_depth": 20}}))
-    app.state.journals = fakes
+    app = writer_over(fakes, WriterSettings.model_validate({"http": {"max_json_depth": 20}}))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://writer") as writer:
         statuses = await _depth_cases(writer)

@@ -7,7 +7,7 @@ import gc
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import version
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
@@ -30,28 +30,19 @@ from kjournal_service.deps import known_query
 from kjournal_service.hot_routes import HotEndpoint, HotRoutes
 from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 from kjournal_service.logs import configure_logging
-from kjournal_service.metrics_prometheus import PrometheusMetrics
 from kjournal_service.openapi import OpenApiTouch, finish_openapi
 from kjournal_service.problems import ProblemHandlers
 from kjournal_service.server_spans import ServerSpans
-from kjournal_service.settings import HttpSettings
+from kjournal_service.state import ServiceSettingsLike, ServiceState
 
-__all__ = ["ServiceSettingsLike", "environment_app", "service_app"]
-
-
-class ServiceSettingsLike(Protocol):
-    """What the shared glue reads of a service's settings: the HTTP section."""
-
-    @property
-    def http(self) -> HttpSettings: ...
-
+__all__ = ["environment_app", "service_app"]
 
 S = TypeVar("S", bound=ServiceSettingsLike)
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 
 def service_app(
-    settings: ServiceSettingsLike,
+    state: ServiceState[Any],
     *,
     service: str,
     description: str,
@@ -62,14 +53,14 @@ def service_app(
     hot_endpoints: Sequence[HotEndpoint] = (),
     auth: AuthSettings | None = None,
 ) -> FastAPI:
-    """The app of `kjournal-<service>`: settings, metrics and key rules in `app.state` (the
-    lifespan adds the clients), problem handlers, the routers, and the ASGI middleware.
+    """The app of `kjournal-<service>`: its `state` attached (the lifespan adds the clients),
+    problem handlers, the routers, and the ASGI middleware.
 
     `openapi_models` are added to the OpenAPI components, and `openapi_touch` may state in the
     document what the service's settings impose. `hot_endpoints`, endpoints of routes in
     `routers`, are served by `HotRoutes`, past FastAPI's routing and dependency solving."""
-    metrics = PrometheusMetrics()
-    LimitedHttpToolsProtocol.configure(settings.http.request_limits)  # this process's server
+    http, metrics = state.http, state.metrics
+    LimitedHttpToolsProtocol.configure(http.request_limits)  # this process's server
     app = _ServiceApp(
         title=f"kjournal {service}",
         version=version(f"kjournal-{service}"),
@@ -80,19 +71,17 @@ def service_app(
         telemetry={"tracing": False, "metrics": False, "logs": False},
         dependencies=[Depends(known_query)],
     )
-    app.state.settings = settings
-    app.state.metrics = metrics
-    app.state.key_rules = settings.http.key_rules
-    problems = ProblemHandlers(settings.http.retry_after_s)
+    state.attach(app)
+    problems = ProblemHandlers(http.retry_after_s)
     problems.install(app)
     for router in routers:
         app.include_router(router)
-    keys = settings.http.key_rules
+    keys = state.key_rules
     guard = Guard(
         auth or AuthSettings(),
         [route for router in routers for route in router.routes],
-        host=settings.http.host,
-        retry_after_s=settings.http.retry_after_s,
+        host=http.host,
+        retry_after_s=http.retry_after_s,
     )
 
     def touch(document: dict[str, Any]) -> None:
@@ -102,7 +91,7 @@ def service_app(
 
     app.openapi = lambda: _openapi(app, openapi_models, keys, touch)  # type: ignore[method-assign]
     hot = [_route_of(routers, endpoint) for endpoint in hot_endpoints]
-    max_body_bytes = settings.http.max_body_bytes
+    max_body_bytes = http.max_body_bytes
 
     def front(inner: ASGIApp) -> ASGIApp:
         # Metrics see every request; then the raw path is the path (the hot routes and the

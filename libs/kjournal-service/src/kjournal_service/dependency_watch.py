@@ -12,9 +12,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from types import TracebackType
 
-from kjournal.aio import cancel_and_wait
+from kjournal.aio import AsyncResource, cancel_and_wait
 from kjournal.metrics import Metrics
 from kjournal.metrics.catalogue import DEPENDENCY_UP
 from kjournal.spans import untraced
@@ -26,7 +25,7 @@ __all__ = ["DependencyWatch"]
 log = logging.getLogger(__name__)
 
 
-class DependencyWatch:
+class DependencyWatch(AsyncResource):
     def __init__(
         self,
         service: str,
@@ -43,17 +42,11 @@ class DependencyWatch:
         self._down_since: dict[str, float] = {}
         self._task: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> DependencyWatch:
+    async def open(self) -> None:
         with untraced():  # a check every few seconds is not worth a trace each
             self._task = asyncio.create_task(self._run(), name="kjournal-dependency-watch")
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         await cancel_and_wait(self._task)
 
     async def check_once(self) -> None:

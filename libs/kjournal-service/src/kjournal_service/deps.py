@@ -1,75 +1,57 @@
 """Request dependencies both services use (all `async def`: FastAPI runs plain `def` ones in a
-thread pool, a thread hop per dependency per request): what the app state holds (set by
-`app.service_app` and the service's lifespan), and the journal or topic a URL names."""
+thread pool, a thread hop per dependency per request): what every service's state holds
+(`kjournal_service.state`), and the key or topic a URL names. The journals are each service's own
+(its deps.py): the writer's and the reader's are not the same facade."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, cast, get_args, get_origin
+from typing import Annotated, get_args, get_origin
 
 from fastapi import Depends, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
-from kjournal.api.keys import KeyRules
-from kjournal.journal import Journal, Journals
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.model import Key
 
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 from kjournal_service.params import IdPath, TopicPath
 from kjournal_service.settings import HttpSettings
+from kjournal_service.state import ServiceState
 
 __all__ = [
     "HttpDep",
-    "JournalDep",
-    "JournalsDep",
     "KeyDep",
     "MetricsDep",
     "TopicDep",
     "TopicsDep",
-    "get_journal",
-    "journal_of",
-    "metrics_of",
+    "check_query",
+    "known_query",
 ]
 
 
-def journal_of(request: Request, topic: str, id: str) -> Journal:
-    """`JournalDep` without the dependency graph, for a hot path."""
-    key = cast(KeyRules, request.app.state.key_rules).key(topic, id)
-    return cast(Journals, request.app.state.journals).journal(key)
-
-
-def metrics_of(request: Request) -> PrometheusMetrics:
-    return cast(PrometheusMetrics, request.app.state.metrics)
-
-
 async def get_http(request: Request) -> HttpSettings:
-    return cast(HttpSettings, request.app.state.settings.http)
-
-
-async def get_journals(request: Request) -> Journals:
-    return cast(Journals, request.app.state.journals)
+    return ServiceState.of(request.app).http
 
 
 async def get_topics(request: Request) -> TopicPartitions:
-    return cast(Journals, request.app.state.journals).topics
+    return ServiceState.of(request.app).topics
 
 
 async def get_metrics(request: Request) -> PrometheusMetrics:
-    return metrics_of(request)
+    return ServiceState.of(request.app).metrics
 
 
 async def get_key(request: Request, topic: TopicPath, id: IdPath) -> Key:
-    return cast(KeyRules, request.app.state.key_rules).key(topic, id)
+    return ServiceState.of(request.app).key_rules.key(topic, id)
 
 
 async def get_topic(request: Request, topic: TopicPath) -> str:
-    return cast(KeyRules, request.app.state.key_rules).topic(topic)
+    return ServiceState.of(request.app).key_rules.topic(topic)
 
 
 HttpDep = Annotated[HttpSettings, Depends(get_http)]
-JournalsDep = Annotated[Journals, Depends(get_journals)]
 TopicsDep = Annotated[TopicPartitions, Depends(get_topics)]
 MetricsDep = Annotated[PrometheusMetrics, Depends(get_metrics)]
 KeyDep = Annotated[Key, Depends(get_key)]
@@ -129,10 +111,3 @@ def _query_names(route: object, lists: bool = False) -> frozenset[str]:
             _dependant_query_names(route.dependant, lists)
         )
     return names
-
-
-async def get_journal(key: KeyDep, journals: JournalsDep) -> Journal:
-    return journals.journal(key)
-
-
-JournalDep = Annotated[Journal, Depends(get_journal)]

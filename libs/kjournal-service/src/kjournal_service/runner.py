@@ -21,10 +21,10 @@ from kjournal.errors import CredentialsRefused
 from kjournal.telemetry import configure_tracing
 from pydantic import ValidationError
 
-from kjournal_service.app import ServiceSettingsLike
 from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 from kjournal_service.logs import configure_logging
 from kjournal_service.settings import invalid_settings
+from kjournal_service.state import ServiceSettingsLike
 
 __all__ = ["run_service"]
 

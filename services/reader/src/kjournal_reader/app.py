@@ -19,6 +19,7 @@ from kjournal.read.outcome import LocalOutcomes
 from kjournal_service.app import environment_app, service_app
 from kjournal_service.dependency_watch import DependencyWatch
 from kjournal_service.health import kafka_check
+from kjournal_service.state import ServiceState
 
 from kjournal_reader.routes import health, journals, outcomes, topics
 from kjournal_reader.settings import Settings
@@ -36,7 +37,8 @@ Event and id lists stream as NDJSON (`application/x-ndjson`). Errors are
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    settings: Settings = app.state.settings
+    state: ServiceState[Settings] = ServiceState.of(app)
+    settings = state.settings
     async with AsyncExitStack() as stack:
         cassandra = await stack.enter_async_context(
             CassandraConnection(settings.cassandra, retry_max_s=settings.cassandra_retry_max_s)
@@ -52,12 +54,13 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
                 consumer_pool=settings.consumer_pool,
                 fold=settings.fold,
                 origin=None,
-                metrics=app.state.metrics,
+                metrics=state.metrics,
             )
         )
         outcomes = journals.outcomes
         assert isinstance(outcomes, LocalOutcomes)  # a Journals with reads answers them itself
         app.state.outcomes = outcomes
+        state.topics = journals.topics
         checks = {
             "kafka": kafka_check(journals.topics, settings.http.topic_prefix),
             "cassandra": cassandra.probe,
@@ -66,7 +69,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             DependencyWatch(
                 "reader",
                 checks,
-                app.state.metrics,
+                state.metrics,
                 settings.http.dependency_check_interval_s,
                 settings.http.readiness_timeout_s,
             )
@@ -82,8 +85,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app(settings: Settings) -> FastAPI:
+    state = ServiceState(settings)
     app = service_app(
-        settings,
+        state,
         service="reader",
         description=DESCRIPTION,
         lifespan=_lifespan,
@@ -98,7 +102,7 @@ def create_app(settings: Settings) -> FastAPI:
         hot_endpoints=(outcomes.outcomes,),
         auth=settings.auth,
     )
-    app.state.stream_slots = StreamSlots(settings.http.max_concurrent_streams, app.state.metrics)
+    app.state.stream_slots = StreamSlots(settings.http.max_concurrent_streams, state.metrics)
     return app
 
 

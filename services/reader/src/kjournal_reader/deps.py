@@ -1,7 +1,7 @@
 """The reader's own request dependencies (all `async def`: FastAPI runs plain `def` ones in a
 thread pool, a thread hop per dependency per request): the eventual store and the Cassandra
-connection. The shared ones (the open Journals, the journal or topic a URL names, metrics) are
-`kjournal_service.deps`."""
+connection, the open Journals and the journal a URL names. The shared ones (the key or topic a URL
+names, metrics) are `kjournal_service.deps`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Annotated, cast
 
 from fastapi import Depends, Request
 from kjournal.cassandra.connection import CassandraConnection
+from kjournal.journal import Journal, Journals
 from kjournal.ports import EventualReader
 from kjournal.read.outcome import LocalOutcomes
+from kjournal_service.deps import KeyDep
 
 from kjournal_reader.stream_slots import StreamSlot, StreamSlots
 
@@ -40,6 +42,18 @@ async def stream_slot(request: Request) -> AsyncIterator[StreamSlot]:
         slot.release()
 
 
+async def get_journals(request: Request) -> Journals:
+    return cast(Journals, request.app.state.journals)
+
+
+JournalsDep = Annotated[Journals, Depends(get_journals)]
+
+
+async def get_journal(key: KeyDep, journals: JournalsDep) -> Journal:
+    return journals.journal(key)
+
+
+JournalDep = Annotated[Journal, Depends(get_journal)]
 EventualDep = Annotated[EventualReader, Depends(get_eventual)]
 StreamSlotDep = Annotated[StreamSlot, Depends(stream_slot)]
 CassandraDep = Annotated[CassandraConnection, Depends(get_cassandra)]

@@ -1,9 +1,6 @@
 """Executor side: apply the Kafka records of one Spark partition with `replicate_partition`.
 
-Runs inside PySpark's Python workers. A worker process is reused for many tasks
-(spark.python.worker.reuse), so the Cassandra session and the store (with its prepared
-statements) are created once per process and per settings, on first use, and never in the parent PySpark
-forks workers from (a driver connection does not survive a fork).
+Runs inside PySpark's Python workers, with the worker process's store (`worker_store.py`).
 
 What comes back to the driver is one `SliceReport` per Kafka partition: the core's
 `ReplicationResult`, the metrics the core recorded while applying, and the replication latency of
@@ -21,10 +18,8 @@ micro-batch.
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import logging
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,20 +28,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from kjournal.cassandra.server_warnings import throttle_server_warnings
-from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
-from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.errors import CassandraUnavailable, DeadlineExceeded, MicroBatchError, SliceTimeout
 from kjournal.metrics import RecordingMetrics
 from kjournal.ports import ReplicatedStore
 from kjournal.replicate import ReplicationResult, replicate_partition
 from kjournal.wire.record import ConsumedRecord
 
-from kjournal_replicator import worker_gc, zip_imports
+from kjournal_replicator import zip_imports
 from kjournal_replicator.metrics import MetricsSnapshot
 from kjournal_replicator.settings import ApplySettings
 from kjournal_replicator.slice_span import slice_span, worker_tracing
+from kjournal_replicator.worker_store import WORKER_STORE
 
 __all__ = [
     "COLUMNS",
@@ -136,7 +129,7 @@ def apply_rows(
     if records:
         yield from apply_records(
             records,
-            _worker(cassandra, settings).store,
+            WORKER_STORE.get(cassandra, settings),
             settings,
             first_needed=first_needed,
             trace_parent=trace_parent,
@@ -217,7 +210,7 @@ def apply_records(
             try:
                 reports.append(future.result(timeout=max(deadline - time.monotonic(), 0.0)))
             except FutureTimeout:
-                _forget_worker()  # its session may be the wedged part
+                WORKER_STORE.forget()  # its session may be the wedged part
                 raise SliceTimeout(
                     f"applying {topic}:{partition} took more than {settings.slice_timeout_s} s"
                 ) from None
@@ -282,59 +275,3 @@ def _apply_slice(
         latencies=latencies,
         metrics=MetricsSnapshot.of(metrics),
     )
-
-
-# One per worker process
-
-
-@dataclass
-class _Worker:
-    key: tuple[str, str]
-    store: CassandraReplicatedStore
-    close: Any
-
-
-_lock = threading.Lock()
-_current: _Worker | None = None
-
-
-def _worker(cassandra: CassandraSettings, settings: ApplySettings) -> _Worker:
-    global _current
-    key = (cassandra.model_dump_json(), settings.model_dump_json())
-    with _lock:
-        if _current is not None and _current.key == key:
-            return _current
-        if _current is not None:
-            _shutdown(_current)
-            _current = None
-        throttle_server_warnings()
-        session = connect(cassandra)
-        store = CassandraReplicatedStore(
-            session,
-            cassandra.names,
-            segment_size=cassandra.segment_size,
-            concurrency=settings.concurrency,
-            java_version=cassandra.java_version,
-        )
-        _current = _Worker(key, store, session.cluster.shutdown)
-        worker_gc.tune(settings.gc_threshold)
-        log.info("connected to Cassandra %s for replication", list(cassandra.contact_points))
-        return _current
-
-
-def _forget_worker() -> None:
-    """Drop this process's session without closing it (closing may block on the same fault)."""
-    global _current
-    with _lock:
-        _current = None
-
-
-def _shutdown(worker: _Worker) -> None:
-    worker.close()
-
-
-@atexit.register
-def _close_at_exit() -> None:
-    with _lock:
-        if _current is not None:
-            _shutdown(_current)

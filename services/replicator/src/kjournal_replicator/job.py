@@ -15,12 +15,13 @@ import signal
 import threading
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass
 from functools import partial
 from types import FrameType
 
 from cassandra.cluster import Session
 from kjournal.cassandra.credentials import check_cassandra_credentials
-from kjournal.cassandra.schema import check_schema
+from kjournal.cassandra.schema_check import check_schema
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.errors import CredentialsRefused
@@ -52,6 +53,15 @@ EXIT_START_FAILED = 2
 MAX_TOPIC_RESTARTS = 5  # query restarts because the matching topics changed while it started
 
 
+@dataclass(frozen=True, slots=True)
+class _QueryParts:
+    """What start-up makes once and every start of the query uses."""
+
+    spark: SparkSession
+    handler: MicroBatchHandler
+    pointer2: Pointer2
+
+
 class Replicator:
     def __init__(self, settings: ReplicatorSettings, metrics: PrometheusMetrics | None = None):
         self.settings = settings
@@ -63,9 +73,6 @@ class Replicator:
         self._started = time.time()
         self._watch = TopicWatch()
         self._partitions: dict[str, list[int]] = {}
-        self._pointer2: Pointer2 | None = None
-        self._spark: SparkSession | None = None
-        self._handler: MicroBatchHandler | None = None
 
     def request_stop(self) -> None:
         """Stop after the running micro-batch (thread-safe; what SIGTERM does)."""
@@ -106,7 +113,7 @@ class Replicator:
             started = self._start(stack)
             if isinstance(started, int):
                 return started
-            query = started
+            parts, query = started
             for restart in range(1, MAX_TOPIC_RESTARTS + 2):
                 self.query = query
                 failure = self._wait(query)
@@ -130,14 +137,15 @@ class Replicator:
                     MAX_TOPIC_RESTARTS,
                 )
                 try:
-                    query = self._start_query()
+                    query = self._start_query(parts)
                 except Exception:
                     log.exception("the replicator could not start the query again")
                     return EXIT_START_FAILED
         return EXIT_QUERY_FAILED  # not reached: the loop returns
 
-    def _start(self, stack: ExitStack) -> StreamingQuery | int:
-        """The running query, or the exit code when it did not start; `stack` closes the rest."""
+    def _start(self, stack: ExitStack) -> tuple[_QueryParts, StreamingQuery] | int:
+        """The running query and what it was made of, or the exit code when it did not start;
+        `stack` closes the rest."""
         settings = self.settings
         if settings.http.enabled:
             self.http = HttpEndpoint(
@@ -155,10 +163,10 @@ class Replicator:
             stack.callback(session.cluster.shutdown)
             # Migrations are the schema job's (it holds the DDL rights): only check here.
             check_schema(session, settings.cassandra)
-            pointer2 = self._pointer2 = _store(session, settings).pointer2
-            spark = self._spark = build_spark(settings)
+            pointer2 = _store(session, settings).pointer2
+            spark = build_spark(settings)
             stack.callback(_stop_spark, spark)
-            self._handler = MicroBatchHandler(
+            handler = MicroBatchHandler(
                 ApplyTask(settings.cassandra, settings.apply),
                 pointer2,
                 self.metrics,
@@ -170,7 +178,8 @@ class Replicator:
             )
             if self._stop.is_set():
                 return EXIT_OK
-            query = self._start_query()
+            parts = _QueryParts(spark, handler, pointer2)
+            query = self._start_query(parts)
         except Exception:
             log.exception("the replicator could not start")
             return EXIT_START_FAILED
@@ -183,18 +192,15 @@ class Replicator:
             self._watch,
         ).start()
         stack.callback(lag.close)
-        return query
+        return parts, query
 
-    def _start_query(self) -> StreamingQuery:
+    def _start_query(self, parts: _QueryParts) -> StreamingQuery:
         """Start the query from the checkpoint, or (without one) from pointer2 + 1 of every
         partition of every matching topic as Kafka lists them now."""
         settings = self.settings
-        assert self._spark is not None
-        assert self._handler is not None
-        assert self._pointer2 is not None
         self._partitions = matching_partitions(settings.kafka, settings.topics)
         self._watch.now(self._partitions)
-        starting = starting_offsets(self._partitions, self._pointer2)
+        starting = starting_offsets(self._partitions, parts.pointer2)
         checkpoint = settings.spark.checkpoint_location
         resumes = checkpoint_has_offsets(checkpoint)
         if resumes:
@@ -212,7 +218,7 @@ class Replicator:
             {topic: len(ps) for topic, ps in self._partitions.items()},
             start,
         )
-        return start_query(self._spark, settings, starting, self._handler)
+        return start_query(parts.spark, settings, starting, parts.handler)
 
     def _topics_changed(self) -> bool:
         """Whether the matching partitions differ from those the query was started with (False

@@ -23,6 +23,7 @@ from kjournal_service.health import health_router, kafka_check
 from kjournal_writer.outcomes import ReaderOutcomes
 from kjournal_writer.routes import journals
 from kjournal_writer.settings import Settings, WriterHttpSettings
+from kjournal_writer.state import WriterState
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ Journal ids are percent-encoded path segments; topics must start with the config
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    settings: Settings = app.state.settings
+    state = WriterState.of(app)
+    settings = state.settings
     if not settings.reader.url:
         raise NotConfigured(
             "KJOURNAL_READER__URL is not set: the writer answers an append only once the reader "
@@ -43,19 +45,20 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         )
     async with AsyncExitStack() as stack:
         outcomes = await stack.enter_async_context(ReaderOutcomes(settings.reader))
-        journals = app.state.journals = await stack.enter_async_context(
+        journals = state.journals = await stack.enter_async_context(
             Journals(
                 settings.kafka,
                 origin=settings.origin,
-                metrics=app.state.metrics,
+                metrics=state.metrics,
                 outcomes=outcomes,
             )
         )
+        state.topics = journals.topics
         await stack.enter_async_context(
             DependencyWatch(
                 "writer",
                 {"kafka": kafka_check(journals.topics, settings.http.topic_prefix)},
-                app.state.metrics,
+                state.metrics,
                 settings.http.dependency_check_interval_s,
                 settings.http.readiness_timeout_s,
             )
@@ -73,7 +76,7 @@ def _state_limits(document: dict[str, Any], http: WriterHttpSettings) -> None:
 
 def create_app(settings: Settings) -> FastAPI:
     return service_app(
-        settings,
+        WriterState(settings),
         service="writer",
         description=DESCRIPTION,
         lifespan=_lifespan,

@@ -1,17 +1,28 @@
-"""The writer's own request helpers: a JSON body parsed straight from bytes (the append hot
-path). The shared dependencies (the open Journals, the journal a URL names, metrics) are
-`kjournal_service.deps`."""
+"""The writer's own request dependencies: the journal a URL names, from the writer's state, and
+a JSON body parsed straight from bytes (the append hot path). The shared ones (the key or topic a
+URL names, metrics, the HTTP settings) are `kjournal_service.deps`."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, overload
+from typing import Annotated, Any, TypeVar, overload
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
+from kjournal.journal import Journal
+from kjournal_service.params import IdPath, TopicPath
 from kjournal_service.strict_json import loads_strict
 from pydantic import BaseModel, ValidationError
 
+from kjournal_writer.state import WriterState
+
 M = TypeVar("M", bound=BaseModel)
+
+
+async def get_journal(request: Request, topic: TopicPath, id: IdPath) -> Journal:
+    return WriterState.of(request.app).journal(topic, id)
+
+
+JournalDep = Annotated[Journal, Depends(get_journal)]
 
 
 def openapi_request_body(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:
@@ -43,7 +54,7 @@ async def parse_json_body(request: Request, model: type[M], *, required: bool = 
     content_type = request.headers.get("content-type", "")
     if "json" not in content_type:
         raise HTTPException(415, f"expected an application/json body, not {content_type!r}")
-    data = loads_strict(body, request.app.state.settings.http.max_json_depth)
+    data = loads_strict(body, WriterState.of(request.app).settings.http.max_json_depth)
     try:
         return model.model_validate(data)
     except ValidationError as exc:

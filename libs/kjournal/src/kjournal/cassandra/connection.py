@@ -11,9 +11,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator
-from types import TracebackType
 from typing import Any
 
+from kjournal.aio import AsyncResource
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.session import connect, first_page
 from kjournal.cassandra.settings import CassandraSettings
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 _RETRY_MIN_S = 0.5
 
 
-class CassandraConnection:
+class CassandraConnection(AsyncResource):
     """Opens (and keeps trying to open) the session and the prepared reader."""
 
     def __init__(
@@ -47,20 +47,14 @@ class CassandraConnection:
         self._connected = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> CassandraConnection:
+    async def open(self) -> None:
         self._task = asyncio.create_task(self._connect_loop(), name="kjournal-cassandra-connect")
         # A short wait, so a reader started with Cassandra up does not answer 503 at first.
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._initial_wait_s):
                 await self._connected.wait()
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         self._stopping.set()
         if self._task is not None:
             # Not cancelled: a connect attempt runs in a thread and must hand its session back.

@@ -11,7 +11,8 @@
 4. kjournal steps (the quarantine and conflicts tables, cassandra-sync's locks table), recorded
    the same way under `kjournal-schema-version`.
    A separate key, so a future Scala step #9 can never be mistaken for one of ours.
-5. Check that every table has the columns, types and keys we read and write.
+5. Check that every table has the columns, types and keys we read and write (`schema_check.py`,
+   whose `check_schema` is all of this that a service that may not change the schema runs).
 
 Each step is idempotent on its own: ALTER ... ADD first looks at the column (present with the same
 type → nothing to do; another type → SchemaError), drops and creates use IF [NOT] EXISTS. Unlike the
@@ -29,9 +30,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from cassandra import ConsistencyLevel, InvalidRequest
-from cassandra.query import SimpleStatement
+from cassandra import InvalidRequest
 
+from kjournal.cassandra.schema_check import SchemaCatalog, check, same_type, scala_tables
 from kjournal.cassandra.session import driver_errors
 from kjournal.cassandra.settings import CassandraReplication, CassandraSettings, TableNames
 from kjournal.cassandra.statements import setting
@@ -41,8 +42,7 @@ from kjournal.cassandra.statements.locks import LOCKS
 from kjournal.cassandra.statements.metajournal import METAJOURNAL
 from kjournal.cassandra.statements.pointer2 import POINTER2
 from kjournal.cassandra.statements.quarantine import QUARANTINE
-from kjournal.cassandra.statements.setting import SETTING
-from kjournal.cassandra.tables import TableDef, index_name
+from kjournal.cassandra.tables import TableDef
 from kjournal.errors import SchemaError
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
     "KJOURNAL_SCHEMA_VERSION_KEY",
     "SCALA_SCHEMA_VERSION",
     "SCHEMA_VERSION_KEY",
-    "check_schema",
     "migrate",
 ]
 
@@ -64,7 +63,6 @@ _OLD_METADATA_TABLE: Final = "metadata"
 _OLD_POINTER_TABLE: Final = "pointer"
 
 
-_MIN_DDL_TIMEOUT_S: Final = 120.0
 _SCHEMA_AGREEMENT_TIMEOUT_S: Final = 60.0
 
 
@@ -79,10 +77,6 @@ class _Options:
     @property
     def names(self) -> TableNames:
         return self.settings.names
-
-    @property
-    def ddl_timeout(self) -> float:
-        return max(self.settings.request_timeout, _MIN_DDL_TIMEOUT_S)
 
 
 # --- the steps -------------------------------------------------------------------------------
@@ -166,33 +160,17 @@ KJOURNAL_SCHEMA_VERSION: Final = len(KJOURNAL_STEPS) - 1
 # --- DDL helper ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Column:
-    type: str
-    kind: str
-    position: int
-
-
-class _Ddl:
-    """Schema operations on one keyspace through a synchronous session."""
+class _Ddl(SchemaCatalog):
+    """Schema changes on one keyspace through a synchronous session."""
 
     def __init__(self, session: Any, options: _Options) -> None:
-        self.session = session
+        super().__init__(session, options.settings)
         self.options = options
-        self.settings = options.settings
-        self.names = options.names
-        self.keyspace = options.settings.keyspace
-
-    def query(self, cql: str, params: Sequence[Any] = (), *, write: bool = False) -> list[Any]:
-        level = self.settings.write_consistency if write else self.settings.read_consistency
-        statement = SimpleStatement(cql, consistency_level=getattr(ConsistencyLevel, level.value))
-        with driver_errors(cql):
-            return list(self.session.execute(statement, params, timeout=self.options.ddl_timeout))
 
     def execute_ddl(self, cql: str) -> None:
         log.info("schema: %s", " ".join(cql.split()))
         with driver_errors(cql):
-            result = self.session.execute(cql, timeout=self.options.ddl_timeout)
+            result = self.session.execute(cql, timeout=self.timeout)
             agreed = result.response_future.is_schema_agreed
             if not agreed:
                 agreed = self.session.cluster.control_connection.wait_for_schema_agreement(
@@ -203,36 +181,6 @@ class _Ddl:
                 f"nodes did not agree on the schema within "
                 f"{_SCHEMA_AGREEMENT_TIMEOUT_S} s after: {cql}"
             )
-
-    def keyspace_exists(self) -> bool:
-        rows = self.query(
-            "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s",
-            (self.keyspace,),
-        )
-        return bool(rows)
-
-    def tables(self) -> set[str]:
-        rows = self.query(
-            "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s",
-            (self.keyspace,),
-        )
-        return {row[0] for row in rows}
-
-    def columns(self, table: str) -> dict[str, _Column]:
-        rows = self.query(
-            "SELECT column_name, type, kind, position FROM system_schema.columns "
-            "WHERE keyspace_name = %s AND table_name = %s",
-            (self.keyspace, table),
-        )
-        return {row[0]: _Column(row[1], row[2], row[3]) for row in rows}
-
-    def indexes(self, table: str) -> set[str]:
-        rows = self.query(
-            "SELECT index_name FROM system_schema.indexes "
-            "WHERE keyspace_name = %s AND table_name = %s",
-            (self.keyspace, table),
-        )
-        return {row[0] for row in rows}
 
     def add_column(self, table: str, column: str, type_: str) -> None:
         existing = self.columns(table)
@@ -253,7 +201,7 @@ class _Ddl:
             self._check_type(table, column, type_, now.type)
 
     def _check_type(self, table: str, column: str, wanted: str, found: str) -> None:
-        if _normal(found) != _normal(wanted):
+        if not same_type(found, wanted):
             raise SchemaError(
                 f"{self.keyspace}.{table}.{column} is {found}, but the journal needs {wanted}"
             )
@@ -284,10 +232,6 @@ class _Ddl:
         )
 
 
-def _normal(type_: str) -> str:
-    return "".join(type_.lower().split())
-
-
 # --- migrate ---------------------------------------------------------------------------------
 
 
@@ -311,13 +255,8 @@ def migrate(
     fresh = _create_tables(ddl)
     version = _run_steps(ddl, SCHEMA_VERSION_KEY, SCALA_STEPS, fresh=fresh)
     _run_steps(ddl, KJOURNAL_SCHEMA_VERSION_KEY, KJOURNAL_STEPS, fresh=False)
-    _check(ddl)
+    check(ddl)
     return version
-
-
-def check_schema(session: Any, settings: CassandraSettings) -> None:
-    """Raise SchemaError unless the keyspace holds every table and column the journal uses."""
-    _check(_Ddl(session, _Options(settings)))
 
 
 def _ensure_keyspace(ddl: _Ddl) -> None:
@@ -340,24 +279,10 @@ def _replication_cql(replication: CassandraReplication) -> str:
     return f"{{'class': 'NetworkTopologyStrategy', {dcs}}}"
 
 
-def _scala_tables(names: TableNames) -> list[tuple[str, TableDef]]:
-    return [
-        (names.journal, JOURNAL),
-        (names.pointer2, POINTER2),
-        (names.setting, SETTING),
-        (names.metajournal, METAJOURNAL),
-    ]
-
-
-def _kjournal_tables(names: TableNames) -> list[tuple[str, TableDef]]:
-    """kjournal's own tables: the replicator writes them, a reader copes without them."""
-    return [(names.quarantine, QUARANTINE), (names.conflicts, CONFLICTS)]
-
-
 def _create_tables(ddl: _Ddl) -> bool:
     """Create the missing Scala tables; True if all of them were missing (a fresh schema)."""
     existing = ddl.tables()
-    missing = [(name, d) for name, d in _scala_tables(ddl.names) if name not in existing]
+    missing = [(name, d) for name, d in scala_tables(ddl.names) if name not in existing]
     if not missing:
         return False
     if not ddl.options.create_tables:
@@ -369,7 +294,7 @@ def _create_tables(ddl: _Ddl) -> bool:
     log.info("schema: creating %s in %s", ", ".join(name for name, _ in missing), ddl.keyspace)
     for name, definition in missing:
         ddl.create_table(name, definition)
-    return len(missing) == len(_scala_tables(ddl.names))
+    return len(missing) == len(scala_tables(ddl.names))
 
 
 def _run_steps(ddl: _Ddl, key: str, steps: Sequence[_Step], *, fresh: bool) -> int:
@@ -402,35 +327,3 @@ def _run_steps(ddl: _Ddl, key: str, steps: Sequence[_Step], *, fresh: bool) -> i
         ddl.record_version(key, version)
         current = version
     return current
-
-
-def _check(ddl: _Ddl) -> None:
-    names = ddl.names
-    problems: list[str] = []
-    for table, definition in (*_scala_tables(names), *_kjournal_tables(names)):
-        columns = ddl.columns(table)
-        if not columns:
-            problems.append(f"table {table} is missing")
-            continue
-        for column, type_ in definition.columns:
-            found = columns.get(column)
-            if found is None:
-                problems.append(f"{table}.{column} is missing")
-            elif _normal(found.type) != _normal(type_):
-                problems.append(f"{table}.{column} is {found.type}, expected {type_}")
-        for kind, key in (
-            ("partition_key", definition.partition_key),
-            ("clustering", definition.clustering),
-        ):
-            for position, column in enumerate(key):
-                found = columns.get(column)
-                if found is not None and (found.kind, found.position) != (kind, position):
-                    problems.append(f"{table}.{column} is not {kind} #{position}")
-    if problems:
-        raise SchemaError(
-            f"keyspace {ddl.keyspace} does not hold the journal schema: " + "; ".join(problems)
-        )
-    indexes = ddl.indexes(names.metajournal)
-    for column in METAJOURNAL.indexes:
-        if index_name(names.metajournal, column) not in indexes:
-            log.warning("schema: index %s is missing", index_name(names.metajournal, column))

@@ -1,4 +1,8 @@
-"""`AsyncClient`: the asyncio HTTP client of the writer and reader services (mirrors `Client`)."""
+"""`AsyncClient`: the asyncio HTTP client of the writer and reader services.
+
+Both clients have one source, `_async.py`; `_sync.py` is generated from it by
+`scripts/dev sync-client --write`, and a unit test fails when the two drift apart.
+"""
 
 from __future__ import annotations
 
@@ -182,7 +186,11 @@ class AsyncClient(BaseClient):
         id_prefix: str | None = None,
         partitions: Sequence[int] | None = None,
     ) -> AsyncGenerator[FeedItem, None]:
-        """`Client.feed`, asynchronously; close it (contextlib.aclosing) when you stop early."""
+        """The topic feed's catch-up (docs/feed.md): its items from `after` (a cursor an item
+        gave; None: the start, or the end with `from_end`) up to the end offsets as of the
+        request, the last one an `end` item whose cursor resumes after everything read. Not
+        resumed after a failure (its error is raised): start again from the last item's cursor.
+        Close it (contextlib.aclosing) if you stop early."""
         params = feed_params(from_end, tags, id_prefix, partitions)
         if after is not None:
             params["after"] = after
@@ -207,7 +215,12 @@ class AsyncClient(BaseClient):
         partitions: Sequence[int] | None = None,
         heartbeat_s: float | None = None,
     ) -> AsyncGenerator[FeedItem, None]:
-        """`Client.follow`, asynchronously; close it (contextlib.aclosing) when you stop."""
+        """Follow the topic's feed live from `after` (a cursor an item gave; None: from the
+        start, or the end with `from_end`), without end: every item, heartbeats included, has
+        the cursor to resume right after it. Reader restarts and other failures worth retrying
+        are resumed after the last item, within the retry policy (docs/feed.md). `heartbeat_s`:
+        how long the reader waits without an entry before it sends a heartbeat (default 15 s).
+        Close it (contextlib.aclosing) when you stop."""
         cursor = self._follow_cursor(
             topic, after, from_end, tags, id_prefix, partitions, heartbeat_s
         )

@@ -1,4 +1,9 @@
-"""`Client`: the blocking HTTP client of the writer and reader services."""
+# Generated from _async.py by `scripts/dev sync-client --write`: edit that file, not this one.
+"""`Client`: the blocking HTTP client of the writer and reader services.
+
+Both clients have one source, `_async.py`; `_sync.py` is generated from it by
+`scripts/dev sync-client --write`, and a unit test fails when the two drift apart.
+"""
 
 from __future__ import annotations
 
@@ -212,7 +217,8 @@ class Client(BaseClient):
         start, or the end with `from_end`), without end: every item, heartbeats included, has
         the cursor to resume right after it. Reader restarts and other failures worth retrying
         are resumed after the last item, within the retry policy (docs/feed.md). `heartbeat_s`:
-        how long the reader waits without an entry before it sends a heartbeat (default 15 s)."""
+        how long the reader waits without an entry before it sends a heartbeat (default 15 s).
+        Close the iterator when you stop."""
         cursor = self._follow_cursor(
             topic, after, from_end, tags, id_prefix, partitions, heartbeat_s
         )

@@ -7,11 +7,10 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
-from types import TracebackType
 
 from aiokafka import AIOKafkaConsumer
 
-from kjournal.aio import cancel_and_wait
+from kjournal.aio import AsyncResource, cancel_and_wait
 from kjournal.errors import DeadlineExceeded
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
@@ -22,7 +21,7 @@ from kjournal.spans import span
 log = logging.getLogger(__name__)
 
 
-class ConsumerPool:
+class ConsumerPool(AsyncResource):
     """At most `max_size` consumers; idle ones are closed; acquiring waits at most a deadline."""
 
     def __init__(
@@ -39,16 +38,10 @@ class ConsumerPool:
         self._reaper: asyncio.Task[None] | None = None
         self._closed = False
 
-    async def __aenter__(self) -> ConsumerPool:
+    async def open(self) -> None:
         self._reaper = asyncio.create_task(self._reap_idle(), name="kjournal-consumer-pool-reaper")
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         self._closed = True
         await cancel_and_wait(self._reaper)
         idle, self._idle = self._idle, []

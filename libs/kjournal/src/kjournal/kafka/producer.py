@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -19,6 +18,7 @@ from aiokafka.structs import RecordMetadata
 from opentelemetry.trace import Span, SpanKind, StatusCode, get_current_span
 from opentelemetry.util.types import AttributeValue
 
+from kjournal.aio import AsyncResource
 from kjournal.errors import KafkaUnavailable, OutcomeUnknown, RecordTooLarge
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
@@ -59,7 +59,7 @@ def producer_options(settings: KafkaSettings) -> dict[str, Any]:
     }
 
 
-class ActionProducer:
+class ActionProducer(AsyncResource):
     """Sends encoded actions; nothing is acknowledged that the broker has not acknowledged."""
 
     def __init__(self, settings: KafkaSettings, topics: TopicPartitions) -> None:
@@ -67,21 +67,11 @@ class ActionProducer:
         self._topics = topics
         self._producer = AIOKafkaProducer(**producer_options(settings))
 
-    async def __aenter__(self) -> ActionProducer:
-        try:
-            with kafka_errors():
-                await self._producer.start()
-        except BaseException:
-            await self._producer.stop()
-            raise
-        return self
+    async def open(self) -> None:
+        with kafka_errors():
+            await self._producer.start()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         await self._producer.stop()
 
     async def partition(self, topic: str, key: bytes) -> int:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from types import TracebackType
 from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
 
+from kjournal.aio import AsyncResource
 from kjournal.errors import UnknownTopic
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
@@ -15,7 +15,7 @@ from kjournal.kafka.settings import KafkaSettings
 _UNKNOWN_TOPIC = 3
 
 
-class TopicPartitions:
+class TopicPartitions(AsyncResource):
     """`await topics.count(topic)`; raises UnknownTopic for a topic the cluster does not have."""
 
     def __init__(self, settings: KafkaSettings) -> None:
@@ -23,21 +23,11 @@ class TopicPartitions:
         self._admin = AIOKafkaAdminClient(**settings.aiokafka_options())
         self._counts: dict[str, tuple[int, float]] = {}
 
-    async def __aenter__(self) -> TopicPartitions:
-        try:
-            with kafka_errors():
-                await self._admin.start()
-        except BaseException:
-            await self._admin.close()
-            raise
-        return self
+    async def open(self) -> None:
+        with kafka_errors():
+            await self._admin.start()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         await self._admin.close()
 
     async def count(self, topic: str, refresh: bool = False) -> int:

@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kjournal.model import ActionRecord, Append, Key, Mark
-from kjournal.model.head import JournalHead
 from kjournal.wire.append_events import DECODE_ERRORS, Decoded, decode_append
 from kjournal.wire.record import ConsumedRecord, decode_action_record
 
@@ -17,31 +16,13 @@ __all__ = ["Decoded", "JournalSlice", "Slice", "collect", "decode_payload"]
 
 @dataclass(slots=True)
 class JournalSlice:
-    """One journal's part of the slice, in offset order."""
+    """One journal's part of the slice, in offset order, as collected (planning only reads it)."""
 
     key: Key
     decoded: list[ActionRecord] = field(default_factory=list)  # before any bad header
-    actions: list[ActionRecord] = field(default_factory=list)  # those before the cutoff
     raw: dict[int, ConsumedRecord] = field(default_factory=dict)  # offset → record
     poison: tuple[ConsumedRecord, str] | None = None  # the first undecodable header, and why
     behind: list[tuple[ConsumedRecord, str | None]] = field(default_factory=list)  # after it
-    quarantined_from: int | None = None  # by an earlier slice
-    # The first quarantined offset: from an earlier slice, a bad header or a bad payload,
-    # whichever comes first, and why this slice found it bad (None if it did not).
-    cutoff: int | None = None
-    error: str | None = None
-    head: JournalHead | None = None
-
-    def cut_at_known_poison(self) -> None:
-        """Set the cutoff from earlier slices and bad headers; keep only actions before it."""
-        self.cutoff = self.quarantined_from
-        if self.poison is not None and (self.cutoff is None or self.poison[0].offset < self.cutoff):
-            self.cutoff, self.error = self.poison[0].offset, self.poison[1]
-        self.cut(self.cutoff, self.error)
-
-    def cut(self, cutoff: int | None, error: str | None) -> None:
-        self.cutoff, self.error = cutoff, error
-        self.actions = [a for a in self.decoded if cutoff is None or a.offset < cutoff]
 
     def actions_after(self, offset: int) -> list[ActionRecord]:
         return [action for action in self.decoded if action.offset > offset]

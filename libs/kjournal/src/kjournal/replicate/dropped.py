@@ -12,6 +12,7 @@ row per repeated event (its offset and the kept event's), counted and logged.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -51,17 +52,15 @@ class Verdicts:
 
 
 def taken(
-    actions: list[ActionRecord],
-    head: JournalHead | None,
-    decoded: dict[int, Decoded],
-    dropped: list[DroppedAppend],
-) -> list[ActionRecord]:
+    actions: Sequence[ActionRecord], head: JournalHead | None, decoded: Mapping[int, Decoded]
+) -> tuple[list[ActionRecord], list[DroppedAppend]]:
     """`actions` without the appends the append rule drops (fold/append_rule.py), folded in
-    offset order as the read side folds them; the dropped ones are added to `dropped`."""
+    offset order as the read side folds them, and the dropped ones."""
     covered = -1 if head is None else head.partition_offset.offset
     info = HeadInfo.of_head(head)
     kept_here: dict[int, EventRecord] = {}  # this slice's taken events, by seqNr
     result: list[ActionRecord] = []
+    dropped: list[DroppedAppend] = []
     for record in actions:
         action = record.action
         if record.offset <= covered:
@@ -82,13 +81,13 @@ def taken(
             kept_here.clear()
         info = info.apply(record)
         result.append(record)
-    return result
+    return result, dropped
 
 
 def classify_dropped(
     key: Key,
     head: JournalHead | None,
-    dropped: list[DroppedAppend],
+    dropped: Sequence[DroppedAppend],
     store: ReplicatedStore,
     now: datetime,
 ) -> Verdicts:

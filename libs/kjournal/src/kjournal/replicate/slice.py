@@ -6,10 +6,10 @@ micro-batch, tests call it directly. Steps:
 1. drop records at or below the partition's `pointer2` (already replicated);
 2. decode each record's key and `journal.action` header; group the actions by journal
    (`collect.py`);
-3. load every journal's head (one bulk call); then, without I/O: decode the payloads of the
-   appends a head does not cover yet, drop the appends the append rule drops (`dropped.py`), fold
-   each journal's actions into batches (`kjournal.fold.batch`) and plan them against the head
-   (`kjournal.fold.plan`);
+3. load every journal's head (one bulk call); then plan each journal, without I/O and without
+   changing what was collected (`planner.py`): decode the payloads of the appends a head does not
+   cover yet, drop the appends the append rule drops (`dropped.py`), fold the journal's actions
+   into batches (`kjournal.fold.batch`) and plan them against the head (`kjournal.fold.plan`);
 4. let the store run every journal's planned steps (rows before head; journals concurrently,
    bounded by the store);
 5. once every journal succeeded, move `pointer2` to the slice's highest offset — ignored records,
@@ -26,11 +26,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
-from kjournal.fold.batch import Appends, DeleteBatch, fold_batches
-from kjournal.fold.plan import InsertRows, Plan, Step, plan_append, plan_delete, plan_purge
 from kjournal.metrics import NOOP_METRICS, Metrics
 from kjournal.metrics.catalogue import (
     REPLICATOR_BATCHES,
@@ -43,12 +41,10 @@ from kjournal.metrics.catalogue import (
     REPLICATOR_RECORDS,
     REPLICATOR_SLICE_SECONDS,
 )
-from kjournal.model import Append, Key, PartitionOffset
-from kjournal.model.head import JournalHead
-from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.ports import ReplicatedStore
-from kjournal.replicate.collect import Decoded, JournalSlice, Slice, collect, decode_payload
-from kjournal.replicate.dropped import DroppedAppend, Verdicts, classify_dropped, taken
+from kjournal.replicate.collect import Slice, collect
+from kjournal.replicate.dropped import Verdicts, classify_dropped
+from kjournal.replicate.planner import actions_before, known_cutoff, plan_journal
 from kjournal.replicate.quarantine import quarantined_records
 from kjournal.wire.record import ConsumedRecord
 
@@ -100,34 +96,48 @@ def replicate_partition(
     pointer = store.pointer2(topic, partition)
     slice_ = collect(topic, partition, records, pointer)
     journals = list(slice_.journals.values())
-    if journals:
-        ids = [journal.key.id for journal in journals]
-        for id, offset in store.quarantined_from(topic, partition, ids).items():
-            slice_.journals[id].quarantined_from = offset
-    for journal in journals:
-        journal.cut_at_known_poison()
-    loading = [journal for journal in journals if journal.actions]
-    for journal, head in zip(loading, store.heads([j.key for j in loading]), strict=True):
-        journal.head = head
-
-    works = [
-        _plan(journal, now, partition, store.segment_size, expiry_zone) for journal in journals
+    earlier = store.quarantined_from(topic, partition, list(slice_.journals)) if journals else {}
+    known = [known_cutoff(journal, earlier.get(journal.key.id)) for journal in journals]
+    loading = [
+        j.key for j, cutoff in zip(journals, known, strict=True) if actions_before(j, cutoff)
     ]
-    for work in works:
-        if work.dropped:
-            work.verdicts = classify_dropped(work.key, work.head, work.dropped, store, now)
-    conflicts = [row for work in works for row in work.verdicts.rows]
+    heads = dict(zip(loading, store.heads(loading), strict=True))
+    plans = [
+        plan_journal(
+            journal,
+            heads.get(journal.key),
+            cutoff,
+            now,
+            partition=partition,
+            segment_size=store.segment_size,
+            expiry_zone=expiry_zone,
+        )
+        for journal, cutoff in zip(journals, known, strict=True)
+    ]
+    quarantine = [
+        record
+        for journal, plan in zip(journals, plans, strict=True)
+        if plan.cutoff is not None
+        for record in quarantined_records(journal, plan.cutoff.offset, plan.cutoff.error, now)
+    ]
+    quarantined = sum(plan.cutoff is not None and plan.cutoff.error is not None for plan in plans)
+    verdicts = [
+        classify_dropped(plan.key, plan.head, plan.dropped, store, now)
+        if plan.dropped
+        else Verdicts()
+        for plan in plans
+    ]
+    conflicts = [row for verdict in verdicts for row in verdict.rows]
     if conflicts:
         store.record_conflicts(conflicts)
-    quarantine = [record for work in works for record in work.quarantine]
     if quarantine:
         store.quarantine(quarantine)
-    writing = [work for work in works if work.steps]
-    errors = store.write([(work.key, work.steps) for work in writing])
-    failed = [(work, error) for work, error in zip(writing, errors, strict=True) if error]
+    writing = [plan for plan in plans if plan.steps]
+    errors = store.write([(plan.key, plan.steps) for plan in writing])
+    failed = [(plan, error) for plan, error in zip(writing, errors, strict=True) if error]
     if failed:
-        for work, error in failed:
-            log.error("replication of %s failed, partition %d: %s", work.key, partition, error)
+        for plan, error in failed:
+            log.error("replication of %s failed, partition %d: %s", plan.key, partition, error)
         first = failed[0][1]
         assert first is not None
         if len(failed) > 1:
@@ -147,15 +157,15 @@ def replicate_partition(
         records=slice_.count,
         ignored=slice_.ignored,
         journals=len(journals),
-        batches=sum(work.batches for work in works),
-        events=sum(work.events for work in works),
-        quarantined=sum(work.quarantined for work in works),
-        parked=len(quarantine) - sum(work.quarantined for work in works),
-        dropped=sum(len(work.dropped) for work in works),
-        duplicates=sum(work.verdicts.events for work in works),
-        conflicts=sum(work.verdicts.conflicts for work in works),
-        refused=sum(work.verdicts.refused for work in works),
-        gaps=sum(work.verdicts.gaps for work in works),
+        batches=sum(plan.batches for plan in plans),
+        events=sum(plan.events for plan in plans),
+        quarantined=quarantined,
+        parked=len(quarantine) - quarantined,
+        dropped=sum(len(plan.dropped) for plan in plans),
+        duplicates=sum(verdict.events for verdict in verdicts),
+        conflicts=sum(verdict.conflicts for verdict in verdicts),
+        refused=sum(verdict.refused for verdict in verdicts),
+        gaps=sum(verdict.gaps for verdict in verdicts),
     )
     _record_metrics(metrics, result, time.perf_counter() - started, slice_, now)
     log.debug(
@@ -168,83 +178,6 @@ def replicate_partition(
         result.events,
     )
     return result
-
-
-# Planning one journal
-
-
-@dataclass(slots=True)
-class _Work:
-    key: Key
-    head: JournalHead | None = None  # as loaded, before this slice
-    steps: list[Step] = field(default_factory=list)
-    quarantine: list[QuarantinedRecord] = field(default_factory=list)
-    dropped: list[DroppedAppend] = field(default_factory=list)
-    batches: int = 0
-    events: int = 0
-    quarantined: int = 0
-    verdicts: Verdicts = field(default_factory=Verdicts)  # of `dropped`
-
-
-def _plan(
-    journal: JournalSlice, now: datetime, partition: int, segment_size: int, expiry_zone: tzinfo
-) -> _Work:
-    key = journal.key
-    head = journal.head
-    covered = -1 if head is None else head.partition_offset.offset
-    decoded: dict[int, Decoded] = {}
-    # Every append the head does not cover is decoded, even one a later delete folds away, so
-    # whether a record is poison does not depend on how the partition was sliced.
-    for action in journal.actions:
-        if isinstance(action.action, Append) and action.offset > covered:
-            result = decode_payload(action, action.action)
-            if isinstance(result, str):
-                journal.cut(action.offset, result)
-                break
-            decoded[action.offset] = result
-
-    work = _Work(key, head)
-    if journal.cutoff is not None:
-        work.quarantine = quarantined_records(journal, journal.cutoff, journal.error, now)
-        work.quarantined = 0 if journal.error is None else 1
-
-    actions = taken(journal.actions, head, decoded, work.dropped)
-    for batch in fold_batches(actions):
-        position = PartitionOffset(partition, batch.offset)
-        plan: Plan | None
-        if isinstance(batch, Appends):
-            offset = -1 if head is None else head.partition_offset.offset
-            if batch.offset <= offset:
-                continue
-            events = [
-                event
-                for record in batch.records
-                if record.offset > covered
-                for event in decoded[record.offset].events
-            ]
-            plan = plan_append(
-                head,
-                position,
-                now,
-                decoded[batch.offset].expire_after,
-                events,
-                dropped_from=batch.dropped_from,
-                segment_size=segment_size,
-                expiry_zone=expiry_zone,
-            )
-        elif isinstance(batch, DeleteBatch):
-            plan = plan_delete(
-                head, position, now, batch.to, batch.origin, segment_size=segment_size
-            )
-        else:
-            plan = plan_purge(head, position, dropped=batch.dropped, segment_size=segment_size)
-        if plan is None:
-            continue
-        work.steps += [step for step in plan.steps if step]
-        work.events += sum(len(w.events) for w in plan.writes if isinstance(w, InsertRows))
-        work.batches += plan.head != head
-        head = plan.head
-    return work
 
 
 def _record_metrics(

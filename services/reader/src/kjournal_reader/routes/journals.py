@@ -10,11 +10,11 @@ from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
 from kjournal.spans import conventions as sem
 from kjournal_service.auth import Scope, requires
-from kjournal_service.deps import HttpDep, JournalDep
+from kjournal_service.deps import HttpDep
 from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
 
-from kjournal_reader.deps import StreamSlotDep
+from kjournal_reader.deps import JournalDep, StreamSlotDep
 from kjournal_reader.schemas import (
     FromQuery,
     JournalStatusOut,

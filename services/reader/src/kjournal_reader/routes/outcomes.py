@@ -29,14 +29,14 @@ from kjournal.model import AppendOutcome, Key
 from kjournal.read.outcome import LocalOutcomes
 from kjournal.spans import span
 from kjournal_service.auth import Scope, requires
-from kjournal_service.deps import JournalDep
 from kjournal_service.params import TopicPath
 from kjournal_service.problems import problem_responses
+from kjournal_service.state import ServiceState
 from opentelemetry import context as otel_context
 from opentelemetry.propagate import extract
 from pydantic import ValidationError
 
-from kjournal_reader.deps import outcomes_of
+from kjournal_reader.deps import JournalDep, outcomes_of
 from kjournal_reader.schemas import OffsetPath
 
 __all__ = ["OPENAPI_MODELS", "journal_router", "outcomes", "topic_router"]
@@ -83,7 +83,7 @@ async def append_outcome(journal: JournalDep, offset: OffsetPath) -> AppendOutco
 )
 @requires(Scope.APPEND)
 async def outcomes(request: Request, topic: TopicPath) -> Response:
-    key_rules: KeyRules = request.app.state.key_rules
+    key_rules = ServiceState.of(request.app).key_rules
     checked_topic = key_rules.topic(topic)
     if "json" not in request.headers.get("content-type", ""):
         raise HTTPException(415, "expected an application/json body")

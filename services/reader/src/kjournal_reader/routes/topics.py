@@ -9,11 +9,11 @@ from kjournal.api.convert import replication_out
 from kjournal.feed import Cursor, FeedRequest, entry_to_json
 from kjournal.replication_status import record_lag
 from kjournal_service.auth import Scope, requires
-from kjournal_service.deps import HttpDep, JournalsDep, MetricsDep, TopicDep
+from kjournal_service.deps import HttpDep, MetricsDep, TopicDep
 from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
 
-from kjournal_reader.deps import EventualDep, StreamSlotDep
+from kjournal_reader.deps import EventualDep, JournalsDep, StreamSlotDep
 from kjournal_reader.schemas import (
     AfterQuery,
     FeedFromQuery,

@@ -11,11 +11,10 @@ from kjournal.api.convert import append_response_json
 from kjournal.errors import JournalNotFound
 from kjournal.metrics.catalogue import WRITER_EVENTS
 from kjournal_service.auth import Scope, requires
-from kjournal_service.deps import JournalDep, journal_of, metrics_of
 from kjournal_service.problems import problem_responses
 
 from kjournal_writer.append_body import read_append
-from kjournal_writer.deps import openapi_request_body, parse_json_body
+from kjournal_writer.deps import JournalDep, openapi_request_body, parse_json_body
 from kjournal_writer.outcomes import CALLER_AUTHORIZATION
 from kjournal_writer.schemas import (
     AppendRequest,
@@ -27,7 +26,7 @@ from kjournal_writer.schemas import (
     TopicPath,
     ToQuery,
 )
-from kjournal_writer.settings import WriterHttpSettings
+from kjournal_writer.state import WriterState
 
 router = APIRouter(prefix="/v1/journals", tags=["journals"])
 
@@ -94,10 +93,11 @@ CONDITION_PARAMETERS = [
 async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     # The hot path (served by kjournal_service.hot_routes, past FastAPI's routing and dependency
     # solving): the body parsed straight from bytes by pydantic-core, the answer written directly.
-    journal = journal_of(request, topic, id)
+    state = WriterState.of(request.app)
+    journal = state.journal(topic, id)
     headers = request.headers
     expect = parse_condition(headers.get("if-match"), headers.get("if-none-match"))
-    http: WriterHttpSettings = request.app.state.settings.http
+    http = state.settings.http
     args = await read_append(
         request, http.max_events_per_append, http.max_json_depth, http.offload_body_bytes
     )
@@ -107,7 +107,7 @@ async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
     finally:
         CALLER_AUTHORIZATION.reset(caller)
     if not result.replay:
-        metrics_of(request).increment(
+        state.metrics.increment(
             WRITER_EVENTS.name, len(args.events.events), topic=journal.key.topic
         )
     return Response(
