@@ -194,6 +194,10 @@ def describe(name: str, rounds: list[Round]) -> tuple[float, float]:
     return saves_per_s, gets_per_s
 
 
+def plural(threads: int) -> str:
+    return f"{threads} thread{'' if threads == 1 else 's'}"
+
+
 def goal_note(threads: int, what: str) -> str:
     goal = GOAL_SAVES if what == "save" else GOAL_GETS
     return f" (goal at {GOAL_THREADS} threads: ≥ {goal:g})" if threads == GOAL_THREADS else ""
@@ -254,7 +258,7 @@ def main() -> None:
         )
         summary: dict[int, dict[str, tuple[float, float]]] = {}
         for threads in levels:
-            print(f"{threads} thread{'s' if threads > 1 else ''}:")
+            print(f"{plural(threads)}:")
             results: dict[str, list[Round]] = {name: [] for name in names}
             for n in range(args.rounds):
                 for name in backend_order(names, n):
@@ -265,7 +269,7 @@ def main() -> None:
                         f"  round {n + 1} {name:<10} save {last.saves_per_s:8,.0f}/s   "
                         f"get {last.gets_per_s:8,.0f}/s"
                     )
-            print(f"  medians over the rounds at {threads} threads (latency over every call):")
+            print(f"  medians over the rounds at {plural(threads)} (latency over every call):")
             summary[threads] = {name: describe(name, results[name]) for name in names}
             kjournal = summary[threads]["kjournal"]
             for baseline in ("PostgreSQL", "SQLite"):
