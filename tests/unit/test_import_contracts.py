@@ -2,15 +2,11 @@
 
 Each contract gets one violation written into a copy of the source tree, and `lint-imports` run
 on the copy must fail on that contract alone (not on another one by accident), naming the
-injected import; the unmodified copy passes. A staged contract (`tool.importlinter-staged`, one
-the tree breaks until the work it waits for lands) is switched on in the copy for its violation,
-and is shown to be still broken by the unmodified tree: the day that stops being true, the
-contract is ready to go live.
+injected import; the unmodified copy passes.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -31,7 +27,6 @@ SOURCES = sorted(
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 _TOOL = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
 LIVE: list[dict[str, Any]] = _TOOL["importlinter"]["contracts"]
-STAGED: list[dict[str, Any]] = _TOOL.get("importlinter-staged", {}).get("contracts", [])
 
 
 @pytest.fixture(scope="module")
@@ -43,14 +38,10 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy
 
 
-def _lint(tree: Path, staged: dict[str, Any] | None = None) -> tuple[int, str]:
-    """lint-imports on the copy (with `staged` switched on): its sources first on the path,
-    ahead of the editable installs."""
-    config = (ROOT / "pyproject.toml").read_text()
-    if staged is not None:
-        fields = "".join(f"{name} = {json.dumps(value)}\n" for name, value in staged.items())
-        config += f"\n[[tool.importlinter.contracts]]\n{fields}"
-    (tree / "pyproject.toml").write_text(config)
+def _lint(tree: Path) -> tuple[int, str]:
+    """lint-imports on the copy: its sources first on the path, ahead of the editable
+    installs."""
+    shutil.copy2(ROOT / "pyproject.toml", tree / "pyproject.toml")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(tree / source) for source in SOURCES)}
     result = subprocess.run(
         [str(LINT_IMPORTS), "--config", str(tree / "pyproject.toml"), "--no-cache"],
@@ -74,10 +65,9 @@ def _module_file(tree: Path, module: str) -> Path:
     raise AssertionError(f"{module} is not in the tree")
 
 
-def _contract(prefix: str) -> tuple[dict[str, Any], bool]:
-    """The contract whose name starts with `prefix`, and whether it is staged."""
-    found = [(c, False) for c in LIVE if c["name"].startswith(prefix)]
-    found += [(c, True) for c in STAGED if c["name"].startswith(prefix)]
+def _contract(prefix: str) -> dict[str, Any]:
+    """The contract whose name starts with `prefix`."""
+    found = [c for c in LIVE if c["name"].startswith(prefix)]
     assert len(found) == 1, f"{len(found)} contracts are named {prefix!r}…"
     return found[0]
 
@@ -86,25 +76,6 @@ def test_the_unmodified_tree_passes(tree: Path):
     code, output = _lint(tree)
     assert code == 0, output
     assert f"Contracts: {len(LIVE)} kept, 0 broken" in output, output
-
-
-@pytest.mark.parametrize(
-    "staged",
-    [
-        pytest.param(
-            contract,
-            id=contract["name"],
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="staged: switch the contract on (pyproject.toml says how) once this fails",
-            ),
-        )
-        for contract in STAGED
-    ],
-)
-def test_the_unmodified_tree_keeps_the_staged_contract(tree: Path, staged: dict[str, Any]):
-    code, output = _lint(tree, staged)
-    assert code == 0, output
 
 
 # (contract, module, injected statement, the import lint-imports must name)
@@ -201,9 +172,9 @@ VIOLATIONS = [
     ),
     (
         "cassandra-driver only in",
-        "kjournal_service.health",
+        "kjournal.testing.records",
         "import cassandra.cluster",
-        "kjournal_service.health -> cassandra",
+        "kjournal.testing.records -> cassandra",
     ),
     ("pyspark only in", "kjournal_migrate", "import pyspark", "kjournal_migrate -> pyspark"),
     (
@@ -228,8 +199,8 @@ VIOLATIONS = [
 
 
 def test_every_contract_has_its_violation():
-    named = {_contract(prefix)[0]["name"] for prefix, *_ in VIOLATIONS}
-    assert named == {contract["name"] for contract in LIVE + STAGED}
+    named = {_contract(prefix)["name"] for prefix, *_ in VIOLATIONS}
+    assert named == {contract["name"] for contract in LIVE}
     assert len(VIOLATIONS) == len(named)
 
 
@@ -240,12 +211,12 @@ def test_every_contract_has_its_violation():
 def test_each_violation_breaks_its_own_contract(
     tree: Path, contract: str, module: str, statement: str, names: str
 ):
-    found, staged = _contract(contract)
+    found = _contract(contract)
     path = _module_file(tree, module)
     original = path.read_text()
     path.write_text(original + f"\n{statement}  # injected by the test\n")
     try:
-        code, output = _lint(tree, found if staged else None)
+        code, output = _lint(tree)
     finally:
         path.write_text(original)
     assert code != 0, output

@@ -9,9 +9,13 @@ from typing import Any, cast
 
 from fastapi import FastAPI
 from kjournal.errors import KJournalError
-from kjournal.journal import Journals
 from kjournal.model import Event, EventRecord, Events, Key, PartitionOffset, RecordMetadata
 from kjournal.model.results import AppendResult
+from kjournal.reads import ReadSide
+from kjournal.writes import WriteSide
+from kjournal_reader.app import create_app as create_reader
+from kjournal_reader.settings import Settings as ReaderSettings
+from kjournal_reader.state import ReaderState
 from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.settings import Settings as WriterSettings
 from kjournal_writer.state import WriterState
@@ -79,7 +83,8 @@ class FakeJournal:
 
 
 class FakeJournals:
-    """Stands in for `Journals` in an app's state: one FakeJournal per key."""
+    """Stands in for a service's side of the journals (`WriteSide`, `ReadSide`) in its app's
+    state: one FakeJournal per key."""
 
     def __init__(self) -> None:
         self.journals: dict[Key, FakeJournal] = {}
@@ -91,5 +96,12 @@ class FakeJournals:
 def writer_over(journals: FakeJournals, settings: WriterSettings | None = None) -> FastAPI:
     """The writer's app over `journals`, where its lifespan (not run) would open Kafka's."""
     app = create_writer(settings or WriterSettings())
-    WriterState.of(app).journals = cast(Journals, journals)
+    WriterState.of(app).writes = cast(WriteSide, journals)
+    return app
+
+
+def reader_over(journals: FakeJournals, settings: ReaderSettings | None = None) -> FastAPI:
+    """The reader's app over `journals`, where its lifespan (not run) would open the read side."""
+    app = create_reader(settings or ReaderSettings())
+    ReaderState.of(app).reads = cast(ReadSide, journals)
     return app

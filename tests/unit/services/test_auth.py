@@ -21,7 +21,6 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
 from kjournal.errors import InvalidToken, KeysUnavailable
 from kjournal_dev.security.tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
-from kjournal_reader.app import create_app as create_reader
 from kjournal_reader.settings import Settings as ReaderSettings
 from kjournal_service.auth.grants import Grant
 from kjournal_service.auth.settings import AuthSettings
@@ -30,7 +29,7 @@ from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.settings import Settings as WriterSettings
 from pydantic import ValidationError
 
-from tests.unit.services.fakes import FakeJournals, writer_over
+from tests.unit.services.fakes import FakeJournals, reader_over, writer_over
 
 pytestmark = pytest.mark.anyio
 
@@ -246,8 +245,7 @@ async def test_without_auth_the_document_declares_no_security(fakes: FakeJournal
 
 
 async def test_reader_scopes(issuer: DevIssuer, fakes: FakeJournals):
-    app = create_reader(ReaderSettings.model_validate({"auth": _auth(issuer)}))
-    app.state.journals = fakes
+    app = reader_over(fakes, ReaderSettings.model_validate({"auth": _auth(issuer)}))
     transport = httpx.ASGITransport(app=app)
     read_only = _bearer(issuer.mint(["journal:read"]))
     async with httpx.AsyncClient(transport=transport, base_url="http://reader") as client:

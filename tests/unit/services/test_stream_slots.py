@@ -11,11 +11,10 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 from kjournal.model import Event, EventRecord, Key, PartitionOffset, SeqNr
-from kjournal_reader.app import create_app
 from kjournal_reader.settings import Settings
-from kjournal_reader.stream_slots import StreamSlots
+from kjournal_reader.state import ReaderState
 
-from tests.unit.services.fakes import FakeJournal, FakeJournals
+from tests.unit.services.fakes import FakeJournal, FakeJournals, reader_over
 
 pytestmark = pytest.mark.anyio
 
@@ -46,9 +45,10 @@ class HeldJournals(FakeJournals):
 
 async def test_one_stream_more_than_the_cap_is_busy():
     HeldJournal.release, HeldJournal.all_waiting = asyncio.Event(), asyncio.Event()
-    app = create_app(Settings.model_validate({"http": {"max_concurrent_streams": 2}}))
-    app.state.journals = HeldJournals()
-    slots: StreamSlots = app.state.stream_slots
+    app = reader_over(
+        HeldJournals(), Settings.model_validate({"http": {"max_concurrent_streams": 2}})
+    )
+    slots = ReaderState.of(app).stream_slots
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://reader") as client:
         held = [

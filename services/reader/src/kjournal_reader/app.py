@@ -1,8 +1,9 @@
 """`create_app(settings)`: the reader's FastAPI application.
 
 The lifespan opens, in order: the Cassandra connection (in the background: the reader starts
-and answers 503 while Cassandra is unreachable) and a read-only `Journals` with that eventual
-reader (partition counts, consumer pool, the fold of each topic asked about, no producer); it closes them in reverse.
+and answers 503 while Cassandra is unreachable) and the read side over that eventual reader
+(`kjournal.reads.ReadSide`: partition counts, consumer pool, the fold of each topic asked about;
+no producer); it closes them in reverse.
 """
 
 from __future__ import annotations
@@ -14,16 +15,14 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from fastapi import FastAPI
 from kjournal.api.schemas import EventOut, FeedEntryOut, JournalIdOut
 from kjournal.cassandra.connection import CassandraConnection, LazyEventualReader
-from kjournal.journal import Journals
-from kjournal.read.outcome import LocalOutcomes
+from kjournal.reads import ReadSide
 from kjournal_service.app import environment_app, service_app
 from kjournal_service.dependency_watch import DependencyWatch
 from kjournal_service.health import kafka_check
-from kjournal_service.state import ServiceState
 
 from kjournal_reader.routes import health, journals, outcomes, topics
 from kjournal_reader.settings import Settings
-from kjournal_reader.stream_slots import StreamSlots
+from kjournal_reader.state import ReaderState
 
 log = logging.getLogger(__name__)
 
@@ -37,32 +36,25 @@ Event and id lists stream as NDJSON (`application/x-ndjson`). Errors are
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    state: ServiceState[Settings] = ServiceState.of(app)
+    state = ReaderState.of(app)
     settings = state.settings
     async with AsyncExitStack() as stack:
-        cassandra = await stack.enter_async_context(
+        cassandra = state.cassandra = await stack.enter_async_context(
             CassandraConnection(settings.cassandra, retry_max_s=settings.cassandra_retry_max_s)
         )
-        eventual = LazyEventualReader(cassandra)
-        app.state.cassandra = cassandra
-        app.state.eventual = eventual
-        journals = app.state.journals = await stack.enter_async_context(
-            Journals(
+        eventual = state.eventual = LazyEventualReader(cassandra)
+        reads = state.reads = await stack.enter_async_context(
+            ReadSide(
                 settings.kafka,
-                eventual=eventual,
-                writes=False,
+                eventual,
                 consumer_pool=settings.consumer_pool,
                 fold=settings.fold,
-                origin=None,
                 metrics=state.metrics,
             )
         )
-        outcomes = journals.outcomes
-        assert isinstance(outcomes, LocalOutcomes)  # a Journals with reads answers them itself
-        app.state.outcomes = outcomes
-        state.topics = journals.topics
+        state.topics = reads.topics
         checks = {
-            "kafka": kafka_check(journals.topics, settings.http.topic_prefix),
+            "kafka": kafka_check(reads.topics, settings.http.topic_prefix),
             "cassandra": cassandra.probe,
         }
         await stack.enter_async_context(
@@ -85,9 +77,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app(settings: Settings) -> FastAPI:
-    state = ServiceState(settings)
-    app = service_app(
-        state,
+    return service_app(
+        ReaderState(settings),
         service="reader",
         description=DESCRIPTION,
         lifespan=_lifespan,
@@ -102,8 +93,6 @@ def create_app(settings: Settings) -> FastAPI:
         hot_endpoints=(outcomes.outcomes,),
         auth=settings.auth,
     )
-    app.state.stream_slots = StreamSlots(settings.http.max_concurrent_streams, state.metrics)
-    return app
 
 
 def app_from_environment() -> FastAPI:

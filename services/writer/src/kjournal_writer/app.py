@@ -1,7 +1,7 @@
 """`create_app(settings)`: the writer's FastAPI application.
 
-The lifespan opens a write-only `Journals` (Kafka producer; no Cassandra at all) that learns each
-append's outcome from the reader (`ReaderOutcomes`), and closes both on shutdown, after uvicorn
+The lifespan opens the write side (`kjournal.writes.WriteSide`: a Kafka producer; no Cassandra
+at all) that learns each append's outcome from the reader (`ReaderOutcomes`), and closes both on shutdown, after uvicorn
 has let in-flight requests finish, so every acknowledged append was taken by the journal first.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import FastAPI
 from kjournal.api.schemas import AppendRequest, MarkRequest
 from kjournal.errors import NotConfigured
-from kjournal.journal import Journals
+from kjournal.writes import WriteSide
 from kjournal_service.app import environment_app, service_app
 from kjournal_service.dependency_watch import DependencyWatch
 from kjournal_service.health import health_router, kafka_check
@@ -45,19 +45,19 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         )
     async with AsyncExitStack() as stack:
         outcomes = await stack.enter_async_context(ReaderOutcomes(settings.reader))
-        journals = state.journals = await stack.enter_async_context(
-            Journals(
+        writes = state.writes = await stack.enter_async_context(
+            WriteSide(
                 settings.kafka,
+                outcomes=outcomes,
                 origin=settings.origin,
                 metrics=state.metrics,
-                outcomes=outcomes,
             )
         )
-        state.topics = journals.topics
+        state.topics = writes.topics
         await stack.enter_async_context(
             DependencyWatch(
                 "writer",
-                {"kafka": kafka_check(journals.topics, settings.http.topic_prefix)},
+                {"kafka": kafka_check(writes.topics, settings.http.topic_prefix)},
                 state.metrics,
                 settings.http.dependency_check_interval_s,
                 settings.http.readiness_timeout_s,

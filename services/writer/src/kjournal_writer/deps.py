@@ -8,7 +8,7 @@ from typing import Annotated, Any, TypeVar, overload
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from kjournal.journal import Journal
+from kjournal.writes import WritableJournal
 from kjournal_service.params import IdPath, TopicPath
 from kjournal_service.strict_json import loads_strict
 from pydantic import BaseModel, ValidationError
@@ -18,11 +18,11 @@ from kjournal_writer.state import WriterState
 M = TypeVar("M", bound=BaseModel)
 
 
-async def get_journal(request: Request, topic: TopicPath, id: IdPath) -> Journal:
+async def get_journal(request: Request, topic: TopicPath, id: IdPath) -> WritableJournal:
     return WriterState.of(request.app).journal(topic, id)
 
 
-JournalDep = Annotated[Journal, Depends(get_journal)]
+JournalDep = Annotated[WritableJournal, Depends(get_journal)]
 
 
 def openapi_request_body(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:

@@ -10,8 +10,8 @@ variables are ignored. It learns each append's outcome from the reader (`KJOURNA
 
 from __future__ import annotations
 
-from kjournal.journal import HOST_NAME
 from kjournal.kafka.settings import KafkaSettings
+from kjournal.writes import HOST_NAME
 from kjournal_service.auth import AuthSettings
 from kjournal_service.settings import HttpSettings, ServiceSettings
 from pydantic import BaseModel, ConfigDict, Field

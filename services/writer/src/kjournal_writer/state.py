@@ -1,11 +1,11 @@
-"""The writer's app state: its settings and metrics (`ServiceState`) and the `Journals` its
+"""The writer's app state: its settings and metrics (`ServiceState`) and the write side its
 lifespan opens; `WriterState.of(app)` is the one way to it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kjournal.journal import Journal, Journals
+from kjournal.writes import WritableJournal, WriteSide
 from kjournal_service.state import ServiceState
 
 from kjournal_writer.settings import Settings
@@ -15,9 +15,9 @@ __all__ = ["WriterState"]
 
 @dataclass(eq=False, slots=True)
 class WriterState(ServiceState[Settings]):
-    # Write-only (a Kafka producer), set by the lifespan (reading it earlier is an AttributeError).
-    journals: Journals = field(init=False)
+    # A Kafka producer, set by the lifespan (reading it earlier is an AttributeError).
+    writes: WriteSide = field(init=False)
 
-    def journal(self, topic: str, id: str) -> Journal:
+    def journal(self, topic: str, id: str) -> WritableJournal:
         """The journal a URL's topic and id name (InvalidKey if they cannot name one)."""
-        return self.journals.journal(self.key_rules.key(topic, id))
+        return self.writes.journal(self.key_rules.key(topic, id))

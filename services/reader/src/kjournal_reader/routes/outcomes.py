@@ -31,13 +31,13 @@ from kjournal.spans import span
 from kjournal_service.auth import Scope, requires
 from kjournal_service.params import TopicPath
 from kjournal_service.problems import problem_responses
-from kjournal_service.state import ServiceState
 from opentelemetry import context as otel_context
 from opentelemetry.propagate import extract
 from pydantic import ValidationError
 
 from kjournal_reader.deps import JournalDep, outcomes_of
 from kjournal_reader.schemas import OffsetPath
+from kjournal_reader.state import ReaderState
 
 __all__ = ["OPENAPI_MODELS", "journal_router", "outcomes", "topic_router"]
 
@@ -83,7 +83,7 @@ async def append_outcome(journal: JournalDep, offset: OffsetPath) -> AppendOutco
 )
 @requires(Scope.APPEND)
 async def outcomes(request: Request, topic: TopicPath) -> Response:
-    key_rules = ServiceState.of(request.app).key_rules
+    key_rules = ReaderState.of(request.app).key_rules
     checked_topic = key_rules.topic(topic)
     if "json" not in request.headers.get("content-type", ""):
         raise HTTPException(415, "expected an application/json body")

@@ -13,7 +13,7 @@ from kjournal_service.deps import HttpDep, MetricsDep, TopicDep
 from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
 
-from kjournal_reader.deps import EventualDep, JournalsDep, StreamSlotDep
+from kjournal_reader.deps import EventualDep, ReadsDep, StreamSlotDep
 from kjournal_reader.schemas import (
     AfterQuery,
     FeedFromQuery,
@@ -49,12 +49,12 @@ IDS_STREAM = ndjson_responses(
 async def journals(
     request: Request,
     topic: TopicDep,
-    journals: JournalsDep,
+    reads: ReadsDep,
     eventual: EventualDep,
     http: HttpDep,
     slot: StreamSlotDep,  # held until the answer is streamed
 ) -> StreamingResponse:
-    await journals.topics.count(topic)  # UnknownTopic → 404, as for every other route
+    await reads.topics.count(topic)  # UnknownTopic → 404, as for every other route
     ids = await prefetch(eventual.ids(topic))
     return ndjson_response(request, http, ids, lambda id_: {"id": id_})
 
@@ -83,7 +83,7 @@ FEED_STREAM[200]["content"][EVENT_STREAM_CONTENT_TYPE] = {"schema": {"type": "st
 async def feed(
     request: Request,
     topic: TopicDep,
-    journals: JournalsDep,
+    reads: ReadsDep,
     http: HttpDep,
     slot: StreamSlotDep,  # held until the answer is streamed
     after: AfterQuery = None,
@@ -105,7 +105,7 @@ async def feed(
         tags=frozenset(tag or ()),
         id_prefix=id_prefix or "",
     )
-    topic_feed = journals.feed()
+    topic_feed = reads.feed()
     plan = await topic_feed.plan(wanted)  # bad cursors, 410s: problems before the stream starts
     if live:
         return event_stream_response(request, topic_feed.follow(plan, heartbeat), entry_to_json)
@@ -120,9 +120,7 @@ async def feed(
     summary="Per partition: Kafka's offsets, pointer2 and how many records are not yet replicated",
 )
 @requires(Scope.ADMIN)
-async def replication(
-    topic: TopicDep, journals: JournalsDep, metrics: MetricsDep
-) -> ReplicationOut:
-    status = await journals.replication(topic)
+async def replication(topic: TopicDep, reads: ReadsDep, metrics: MetricsDep) -> ReplicationOut:
+    status = await reads.replication(topic)
     record_lag(metrics, status)
     return replication_out(status)

@@ -8,7 +8,6 @@ import uuid
 from fastapi import APIRouter, Request, Response
 from kjournal.api.conditions import entity_tag, parse_condition
 from kjournal.api.convert import append_response_json
-from kjournal.errors import JournalNotFound
 from kjournal.metrics.catalogue import WRITER_EVENTS
 from kjournal_service.auth import Scope, requires
 from kjournal_service.problems import problem_responses
@@ -127,9 +126,7 @@ async def append(request: Request, topic: TopicPath, id: IdPath) -> Response:
 )
 @requires(Scope.DELETE)
 async def delete(journal: JournalDep, to: ToQuery) -> PositionOut:
-    position = await journal.delete(to)
-    if position is None:  # only a Journals with reads checks existence first
-        raise JournalNotFound(f"journal {journal.key} does not exist")
+    position = await journal.delete(to)  # as asked: readers and the replicator clamp it
     return PositionOut(partition=position.partition, offset=position.offset)
 
 
