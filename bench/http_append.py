@@ -347,8 +347,11 @@ def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Na
     logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     with ExitStack() as stack:
         topic = stack.enter_context(bench_topic(kafka.bootstrap_servers, args.partitions))
+        # The reader samples as the chart does by default whenever the writers' tracing is set
+        # (a parent-based sampler then follows each writer's decision for its questions).
+        reader_tracing = tracing_env("default") if modes else {}
         link, reader_pid = stack.enter_context(
-            writers_reader(kafka.bootstrap_servers, logs / "reader")
+            writers_reader(kafka.bootstrap_servers, logs / "reader", reader_tracing)
         )
         writer_env = {
             "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": kafka.bootstrap_servers,

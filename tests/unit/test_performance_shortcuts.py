@@ -19,13 +19,18 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import journal
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, EventRecord
+from kjournal.model import Event, EventRecord, Key
+from kjournal_reader.app import create_app as create_reader
+from kjournal_reader.routes import journals as reader_journals
+from kjournal_reader.routes import outcomes as reader_outcomes
+from kjournal_reader.settings import Settings as ReaderSettings
 from kjournal_replicator import kafka_source, spark, worker_gc, worker_store, zip_imports
 from kjournal_replicator.settings import ApplySettings, ReplicatorSettings, SparkSettings
 from kjournal_service.app import service_app
@@ -35,6 +40,8 @@ from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.routes import journals as writer_routes
 from kjournal_writer.settings import Settings as WriterSettings
 from starlette.routing import Match
+
+from tests.unit.services.fakes import FakeJournal, FakeJournals, reader_over
 
 # Event.__post_init__ as reviewed for the fast row decoder: it only checks the seqNr, which the
 # journal query bounds to 1..head.seq_nr. Changed checks must be mirrored by the decoder (or the
@@ -86,6 +93,46 @@ def test_shortcut_hot_routes_serve_only_the_append_and_nothing_else_matches_it()
     assert others == []  # HotRoutes is tried first: it must not shadow another route
     # ... and it passes on what is not its own (a DELETE of the same path is the router's).
     assert hot[0].matches({**scope, "method": "DELETE"})[0] is not Match.FULL
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v1/journals/journal/some-id/events"),
+        ("GET", "/v1/journals/journal/some-id/pointer"),
+        ("POST", "/v1/topics/journal/outcomes"),
+    ],
+)
+def test_shortcut_the_readers_hot_routes_shadow_no_other_route(method: str, path: str) -> None:
+    app = create_reader(ReaderSettings())
+    routes = _all_routes(app.routes)
+    hot_endpoints = {reader_journals.events, reader_journals.pointer, reader_outcomes.outcomes}
+    scope = {"type": "http", "method": method, "path": path, "root_path": ""}
+    matching = [route for route in routes if route.matches(scope)[0] is Match.FULL]
+    assert len(matching) == 1
+    assert isinstance(matching[0], APIRoute)
+    assert matching[0].endpoint in hot_endpoints
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "query",
+    ["", "?from=2", "?from=0", "?from=x", "?to=3&limit=1", "?limit=0", "?form=1", "?to=1&to=2"],
+)
+async def test_shortcut_a_hot_read_validates_its_query_as_fastapis_route_does(query: str) -> None:
+    """The events route is served hot (its own query validation); with the hot routes switched
+    off, FastAPI serves the same route: both answer alike."""
+    journal = FakeJournal(Key("journal", "a"), [])
+    answers = []
+    for hot in (True, False):
+        app = reader_over(FakeJournals(journal))
+        if not hot:
+            app.front = lambda inner: inner  # type: ignore[attr-defined]  # FastAPI's own routing
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://reader") as client:
+            response = await client.get(f"/v1/journals/journal/a/events{query}")
+        answers.append((response.status_code, response.text))
+    assert answers[0] == answers[1]
 
 
 @pytest.mark.anyio

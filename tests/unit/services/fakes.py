@@ -84,12 +84,16 @@ class FakeJournal:
 
 class FakeJournals:
     """Stands in for a service's side of the journals (`WriteSide`, `ReadSide`) in its app's
-    state: one FakeJournal per key."""
+    state: one FakeJournal per key, or `only` for every key (its key set to the one asked)."""
 
-    def __init__(self) -> None:
+    def __init__(self, only: FakeJournal | None = None) -> None:
         self.journals: dict[Key, FakeJournal] = {}
+        self._only = only
 
     def journal(self, key: Key) -> FakeJournal:
+        if self._only is not None:
+            self._only.key = key
+            return self._only
         return self.journals.setdefault(key, FakeJournal(key))
 
 

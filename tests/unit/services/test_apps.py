@@ -12,13 +12,10 @@ import httpx
 import pytest
 from kjournal.errors import CassandraUnavailable
 from kjournal.model import Event, EventRecord, JsonPayload, Key, PartitionOffset, SeqNr
-from kjournal_reader.app import create_app as create_reader
-from kjournal_reader.deps import get_journal as reader_journal
 from kjournal_reader.settings import Settings as ReaderSettings
-from kjournal_service.deps import KeyDep as ReaderKey
 from kjournal_writer.settings import Settings as WriterSettings
 
-from tests.unit.services.fakes import FakeJournal, FakeJournals, writer_over
+from tests.unit.services.fakes import FakeJournal, FakeJournals, reader_over, writer_over
 
 pytestmark = pytest.mark.anyio
 
@@ -175,13 +172,8 @@ async def test_the_writer_openapi_documents_problems_not_422(writer: httpx.Async
 
 
 def _reader(journal: FakeJournal) -> httpx.AsyncClient:
-    app = create_reader(ReaderSettings.model_validate({"http": {"stream_chunk_bytes": 100}}))
-
-    def fake(key: ReaderKey) -> FakeJournal:
-        journal.key = key
-        return journal
-
-    app.dependency_overrides[reader_journal] = fake
+    settings = ReaderSettings.model_validate({"http": {"stream_chunk_bytes": 100}})
+    app = reader_over(FakeJournals(journal), settings)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://reader")
 
 

@@ -19,10 +19,10 @@ import httpx
 import pytest
 import uvicorn
 from kjournal.model import Event, EventRecord, JsonPayload, Key, PartitionOffset, SeqNr
-from kjournal_reader.app import create_app
-from kjournal_reader.deps import get_journal
 from kjournal_reader.settings import Settings
 from kjournal_service.http_protocol import LimitedHttpToolsProtocol
+
+from tests.unit.services.fakes import reader_over
 
 KEY = Key("journal", "a")
 EVENTS = f"/v1/journals/{KEY.topic}/{KEY.id}/events"
@@ -66,11 +66,21 @@ class _Failing:
         return self.read(from_, to, limit)
 
 
+class _ServerJournals:
+    """Every journal is the server's journal of the moment (a test swaps it)."""
+
+    def __init__(self, server: _Server) -> None:
+        self._server = server
+
+    def journal(self, key: Key) -> _Failing:
+        return self._server.journal
+
+
 class _Server:
     def __init__(self, journal: _Failing) -> None:
         self.journal = journal
-        app = create_app(Settings.model_validate({"http": {"stream_chunk_bytes": 1024}}))
-        app.dependency_overrides[get_journal] = lambda: self.journal
+        settings = Settings.model_validate({"http": {"stream_chunk_bytes": 1024}})
+        app = reader_over(_ServerJournals(self), settings)  # type: ignore[arg-type]
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = int(sock.getsockname()[1])
@@ -134,7 +144,7 @@ def test_a_500_before_the_stream_began_keeps_the_connection(
 
 
 def test_a_500_of_a_plain_route_keeps_the_connection(server: _Server, client: httpx.Client) -> None:
-    response = client.get(f"/v1/journals/{KEY.topic}/{KEY.id}/pointer")
+    response = client.get(f"/v1/journals/{KEY.topic}/{KEY.id}")  # a status: FastAPI's routing
     assert response.status_code == 500
     _next_request_is_answered(client, server)
 

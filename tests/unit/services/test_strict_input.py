@@ -10,13 +10,10 @@ from typing import Any
 import httpx
 import pytest
 from kjournal.model import Key
-from kjournal_reader.app import create_app as create_reader
-from kjournal_reader.deps import get_journal as reader_journal
-from kjournal_reader.settings import Settings as ReaderSettings
 from kjournal_writer.settings import Settings as WriterSettings
 from kjournal_writer.state import WriterState
 
-from tests.unit.services.fakes import FakeJournal, FakeJournals, writer_over
+from tests.unit.services.fakes import FakeJournal, FakeJournals, reader_over, writer_over
 
 pytestmark = pytest.mark.anyio
 
@@ -184,8 +181,7 @@ async def test_a_client_gone_mid_body_is_499_and_no_error(
 
 async def test_from_after_to_reads_nothing() -> None:
     journal = FakeJournal(Key("journal", "a"))
-    app = create_reader(ReaderSettings())
-    app.dependency_overrides[reader_journal] = lambda: journal
+    app = reader_over(FakeJournals(journal))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://reader") as client:
         response = await client.get("/v1/journals/journal/a/events", params={"from": 5, "to": 2})

@@ -90,7 +90,7 @@ def create_app(settings: Settings) -> FastAPI:
             health.router,
         ),
         openapi_models=(EventOut, FeedEntryOut, JournalIdOut, *outcomes.OPENAPI_MODELS),
-        hot_endpoints=(outcomes.outcomes,),
+        hot_endpoints=(outcomes.outcomes, journals.events, journals.pointer),
         auth=settings.auth,
     )
 

@@ -1,8 +1,13 @@
-"""Reading one journal: its events (streamed NDJSON), its pointer and its status."""
+"""Reading one journal: its events (streamed NDJSON), its pointer and its status. The events and
+the pointer are hot routes (served past FastAPI's routing: kjournal_service/hot_routes.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
 from fastapi import APIRouter, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from kjournal.api.conditions import entity_tag
 from kjournal.api.convert import event_record_to_json, journal_status_out
@@ -10,11 +15,15 @@ from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
 from kjournal.spans import conventions as sem
 from kjournal_service.auth import Scope, requires
-from kjournal_service.deps import HttpDep
+from kjournal_service.hot_routes import served_by
 from kjournal_service.ndjson import prefetch
+from kjournal_service.params import IdPath, TopicPath
 from kjournal_service.problems import problem_responses
+from pydantic import TypeAdapter, ValidationError
+from starlette.background import BackgroundTask
+from starlette.datastructures import QueryParams
 
-from kjournal_reader.deps import JournalDep, StreamSlotDep
+from kjournal_reader.deps import JournalDep
 from kjournal_reader.schemas import (
     FromQuery,
     JournalStatusOut,
@@ -22,6 +31,7 @@ from kjournal_reader.schemas import (
     PointerOut,
     ToQuery,
 )
+from kjournal_reader.state import ReaderState
 from kjournal_reader.streams import ndjson_response, ndjson_responses
 
 router = APIRouter(prefix="/v1/journals", tags=["journals"])
@@ -42,17 +52,31 @@ EVENTS_STREAM = ndjson_responses(
 @requires(Scope.READ)
 async def events(
     request: Request,
-    journal: JournalDep,
-    http: HttpDep,
-    slot: StreamSlotDep,  # held until the answer is streamed
+    topic: TopicPath,
+    id: IdPath,
     from_: FromQuery = 1,
     to: ToQuery = SEQ_NR_MAX,
     limit: LimitQuery = None,
-) -> StreamingResponse:
-    # from > to is an empty range: no events (the journal must still exist, as for any range)
-    view = await journal.view()
-    records = await prefetch(journal.events(view, from_, to, limit))
-    response = ndjson_response(request, http, records, event_record_to_json, sem.EVENTS)
+) -> Response:
+    """Served hot by `serve_events` (this signature documents the route)."""
+    return await serve_events(request, topic, id)
+
+
+@served_by(events)
+async def serve_events(request: Request, topic: str, id: str) -> Response:
+    state = ReaderState.of(request.app)
+    journal = state.journal(topic, id)
+    from_, to, limit = _range(request.query_params)
+    slot = state.stream_slots.take()  # held until the answer is streamed, or abandoned
+    try:
+        # from > to is an empty range: no events (the journal must still exist, as for any range)
+        view = await journal.view()
+        records = await prefetch(journal.events(view, from_, to, limit))
+    except BaseException:
+        slot.release()
+        raise
+    response = ndjson_response(request, state.http, records, event_record_to_json, sem.EVENTS)
+    response.background = BackgroundTask(slot.release)
     response.headers["etag"] = entity_tag(view.info.seq_nr)
     return response
 
@@ -64,12 +88,50 @@ async def events(
     summary='The journal\'s last seqNr (404 if there is no such journal); ETag: "<seqNr>"',
 )
 @requires(Scope.READ)
-async def pointer(journal: JournalDep, response: Response) -> PointerOut:
+async def pointer(request: Request, topic: TopicPath, id: IdPath) -> Response:
+    """Served hot by `serve_pointer` (this signature documents the route)."""
+    return await serve_pointer(request, topic, id)
+
+
+@served_by(pointer)
+async def serve_pointer(request: Request, topic: str, id: str) -> Response:
+    journal = ReaderState.of(request.app).journal(topic, id)
     seq_nr = await journal.pointer()
     if seq_nr is None:
         raise JournalNotFound(f"journal {journal.key} does not exist")
-    response.headers["etag"] = entity_tag(seq_nr)
-    return PointerOut(seq_nr=seq_nr)
+    return Response(
+        orjson.dumps({"seqNr": seq_nr}),
+        headers={"etag": entity_tag(seq_nr)},
+        media_type="application/json",
+    )
+
+
+_FROM: TypeAdapter[int] = TypeAdapter(FromQuery)
+_TO: TypeAdapter[int] = TypeAdapter(ToQuery)
+_LIMIT: TypeAdapter[int | None] = TypeAdapter(LimitQuery)
+
+
+def _range(query: QueryParams) -> tuple[int, int, int | None]:
+    """`from`, `to` and `limit` as the route's declared types take them (the hot route's
+    validation, as FastAPI's would be)."""
+    errors: list[dict[str, Any]] = []
+    values: list[Any] = []
+    for name, adapter, default in (
+        ("from", _FROM, 1),
+        ("to", _TO, SEQ_NR_MAX),
+        ("limit", _LIMIT, None),
+    ):
+        raw = query.get(name)
+        if raw is None:
+            values.append(default)
+            continue
+        try:
+            values.append(adapter.validate_python(raw))
+        except ValidationError as exc:
+            errors += [{**error, "loc": ("query", name)} for error in exc.errors()]
+    if errors:
+        raise RequestValidationError(errors)
+    return values[0], values[1], values[2]
 
 
 @router.get(
