@@ -170,7 +170,7 @@ def test_settings_render_as_the_variables_read_them(render: Render, tmp_values):
     )
     deployments = by_kind(documents, "Deployment")
     reader = env_of(deployments["kj-kjournal-reader"]["spec"]["template"]["spec"]["containers"][0])
-    assert reader["KJOURNAL_TAIL_CACHE__PAYLOAD_BUDGET_BYTES"] == "134217728"
+    assert reader["KJOURNAL_FOLD__PAYLOAD_BUDGET_BYTES"] == "134217728"
     assert reader["KJOURNAL_CASSANDRA__CONTACT_POINTS"] == "c1,c2"
     assert json.loads(reader["KJOURNAL_CASSANDRA__REPLICATION__DATA_CENTERS"]) == {"dc1": 3}
     writer = env_of(deployments["kj-kjournal-writer"]["spec"]["template"]["spec"]["containers"][0])

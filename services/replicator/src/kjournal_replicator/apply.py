@@ -33,6 +33,7 @@ from kjournal.errors import CassandraUnavailable, DeadlineExceeded, MicroBatchEr
 from kjournal.metrics import RecordingMetrics
 from kjournal.ports import ReplicatedStore
 from kjournal.replicate import ReplicationResult, replicate_partition
+from kjournal.spans import conventions as sem
 from kjournal.wire.record import ConsumedRecord
 
 from kjournal_replicator import zip_imports
@@ -189,10 +190,10 @@ def apply_records(
             report = _apply_slice(store, topic, partition, part, settings, expiry_zone)
             if span is not None:
                 result = report.result
-                span.set_attribute("kjournal.events", result.events)
-                span.set_attribute("kjournal.journals", result.journals)
-                span.set_attribute("kjournal.quarantined", result.quarantined)
-                span.set_attribute("kjournal.attempts", report.attempts)
+                span.set_attribute(sem.EVENTS, result.events)
+                span.set_attribute(sem.JOURNALS, result.journals)
+                span.set_attribute(sem.QUARANTINED, result.quarantined)
+                span.set_attribute(sem.ATTEMPTS, report.attempts)
             return report
 
     if not ordered:

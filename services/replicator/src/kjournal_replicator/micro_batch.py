@@ -132,15 +132,15 @@ class MicroBatchHandler:
         started = time.perf_counter()
         self.status.idle.clear()
         try:
-            with span("micro-batch", attributes={"kjournal.micro_batch.id": batch_id}) as traced:
+            with span(sem.SPAN_MICRO_BATCH, attributes={sem.MICRO_BATCH_ID: batch_id}) as traced:
                 summary = self._run(batch, batch_id, started)
                 if traced is not None:
                     traced.set_attributes(
                         {
-                            "kjournal.partitions": summary.partitions,
+                            sem.PARTITIONS: summary.partitions,
                             sem.RECORDS: summary.records,
                             sem.EVENTS: summary.events,
-                            "kjournal.quarantined": summary.quarantined,
+                            sem.QUARANTINED: summary.quarantined,
                         }
                     )
         except Exception:

@@ -78,7 +78,7 @@ def slice_span(
     else:  # no micro-batch to follow, or one not sampled while a record is: a trace of its own
         context = Context()
     return tracer().start_as_current_span(
-        f"process {topic}",
+        sem.process_span(topic),
         context=context,
         kind=SpanKind.CONSUMER,
         links=links,
@@ -89,7 +89,7 @@ def slice_span(
             sem.MESSAGING_DESTINATION: topic,
             sem.MESSAGING_PARTITION: str(partition),
             sem.MESSAGING_BATCH_COUNT: len(records),
-            "kjournal.offset.first": records[0].offset if records else -1,
-            "kjournal.offset.last": records[-1].offset if records else -1,
+            sem.OFFSET_FIRST: records[0].offset if records else -1,
+            sem.OFFSET_LAST: records[-1].offset if records else -1,
         },
     )

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kjournal.spans import conventions as sem
+
 __all__ = ["Span", "latest_traces", "read_spans", "render_trace"]
 
 KINDS = {0: "", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
@@ -23,19 +25,19 @@ KINDS = {0: "", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "cons
 # What a reader wants to see of a span, in this order, under short names.
 SHOWN = (
     ("http.response.status_code", "status"),
-    ("kjournal.action", "action"),
-    ("kjournal.seq_nr.from", "from"),
-    ("kjournal.seq_nr.to", "to"),
-    ("messaging.destination.partition.id", "partition"),
-    ("messaging.kafka.offset", "offset"),
-    ("kjournal.partition", "partition"),
-    ("messaging.batch.message_count", "records"),
-    ("kjournal.records", "records"),
-    ("kjournal.events", "events"),
-    ("kjournal.tail_cache", "tail cache"),
-    ("db.response.returned_rows", "rows"),
-    ("db.operation.batch.size", "statements"),
-    ("kjournal.micro_batch.id", "batch"),
+    (sem.ACTION, "action"),
+    (sem.SEQ_NR_FROM, "from"),
+    (sem.SEQ_NR_TO, "to"),
+    (sem.MESSAGING_PARTITION, "partition"),
+    (sem.MESSAGING_KAFKA_OFFSET, "offset"),
+    (sem.PARTITION, "partition"),
+    (sem.MESSAGING_BATCH_COUNT, "records"),
+    (sem.RECORDS, "records"),
+    (sem.EVENTS, "events"),
+    (sem.TAIL_ACTIONS, "tail actions"),
+    (sem.DB_RETURNED_ROWS, "rows"),
+    (sem.DB_BATCH_SIZE, "statements"),
+    (sem.MICRO_BATCH_ID, "batch"),
     ("http.response.body.size", "bytes"),
     ("error.type", "error"),
 )

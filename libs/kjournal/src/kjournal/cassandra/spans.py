@@ -81,7 +81,7 @@ def cql_span(
     }
     if keyspace:
         attributes[sem.DB_NAMESPACE] = keyspace
-    return span(f"{operation} {table}", SpanKind.CLIENT, attributes)
+    return span(sem.cql_span(operation, table), SpanKind.CLIENT, attributes)
 
 
 def start_cql_span(statement: Any) -> Span:

@@ -241,7 +241,7 @@ class CassandraReplicatedStore:
                     owners.append(batch.owners)
                     yield batch.request(), None
 
-            with cql_span("BATCH", "journal", None, **{"kjournal.wave": wave}) as batch_span:
+            with cql_span("BATCH", "journal", None, **{sem.WAVE: wave}) as batch_span:
                 results = execute_concurrent(
                     self._session,
                     requests(),
@@ -250,11 +250,11 @@ class CassandraReplicatedStore:
                     execution_profile=WRITE_PROFILE,
                 )
                 if batch_span is not None:
-                    batch_span.set_attribute("kjournal.requests", len(owners))
+                    batch_span.set_attribute(sem.REQUESTS, len(owners))
                     batch_span.set_attribute(sem.DB_BATCH_SIZE, sum(len(o) for o in owners))
                     failed = sum(1 for ok, _ in results if not ok)
                     if failed:
-                        batch_span.set_attribute("kjournal.requests.failed", failed)
+                        batch_span.set_attribute(sem.REQUESTS_FAILED, failed)
                         batch_span.set_status(StatusCode.ERROR, "a CQL batch failed")
             for indexes, (ok, outcome) in zip(owners, results, strict=True):
                 if ok:
@@ -402,7 +402,7 @@ class CassandraReplicatedStore:
         """The rows of each bound statement, read concurrently; the first error is raised."""
         if not args:
             return []
-        with statement_span(statement, **{"kjournal.requests": len(args)}), driver_errors(what):
+        with statement_span(statement, **{sem.REQUESTS: len(args)}), driver_errors(what):
             results = execute_concurrent_with_args(
                 self._session,
                 statement,

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from opentelemetry import context, trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
 
+from kjournal.spans import conventions as sem
+
 __all__ = ["traced"]
 
 
@@ -37,7 +39,7 @@ def traced(command: str) -> Iterator[str]:
         return
     tracer = setup.provider.get_tracer("kjournal.cli")
     try:
-        with tracer.start_as_current_span(f"kjournal {command}", kind=SpanKind.CLIENT) as span:
+        with tracer.start_as_current_span(sem.cli_span(command), kind=SpanKind.CLIENT) as span:
             trace_id = f"{span.get_span_context().trace_id:032x}"
             try:
                 yield trace_id

@@ -16,6 +16,7 @@ from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.metrics.catalogue import CONSUMER_ACQUIRE_SECONDS, CONSUMER_POOL_TIMEOUTS
+from kjournal.spans import conventions as sem
 from kjournal.spans import span
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ class ConsumerPool(AsyncResource):
         """A consumer with no assignment; returned to the pool (unassigned) afterwards. With
         tracing on, waiting for it (and creating it) is a span, `consumer acquire`."""
         started = time.perf_counter()
-        with span("consumer acquire") as acquiring:
+        with span(sem.SPAN_CONSUMER_ACQUIRE) as acquiring:
             try:
                 async with asyncio.timeout(self._settings.acquire_timeout_s):
                     await self._slots.acquire()
@@ -68,7 +69,7 @@ class ConsumerPool(AsyncResource):
                     f"(pool of {self._settings.max_size})"
                 ) from None
             if acquiring is not None:
-                acquiring.set_attribute("kjournal.consumer.created", not self._idle)
+                acquiring.set_attribute(sem.CONSUMER_CREATED, not self._idle)
             try:
                 consumer = self._idle.pop()[0] if self._idle else await self._create()
             except BaseException:

@@ -118,7 +118,7 @@ class ActionProducer(AsyncResource):
             attributes.update(span_attributes)
         # Not made current: nothing under it makes spans, and a log line while sending names the
         # request's span (one attach and detach less per append).
-        span = tracer().start_span(f"send {record.topic}", None, SpanKind.PRODUCER, attributes)
+        span = tracer().start_span(sem.send_span(record.topic), None, SpanKind.PRODUCER, attributes)
         try:
             headers = [*record.headers, *trace_headers(span.get_span_context())]
             position = await self._send(record, headers, span)

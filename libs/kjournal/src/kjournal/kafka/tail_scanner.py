@@ -122,7 +122,7 @@ class KafkaTailScanner:
         async with self._pool.acquire() as consumer:
             consumer.assign([tp])
             seek_started = time.perf_counter()
-            with span("consumer seek", attributes={sem.MESSAGING_KAFKA_OFFSET: start}):
+            with span(sem.SPAN_CONSUMER_SEEK, attributes={sem.MESSAGING_KAFKA_OFFSET: start}):
                 consumer.seek(tp, start)
             self._metrics.observe(KAFKA_SEEK_SECONDS.name, time.perf_counter() - seek_started)
             async for record in self._scan(consumer, tp, end, accept):
@@ -180,7 +180,9 @@ class KafkaTailScanner:
         while position < end - 1:
             poll_started = time.perf_counter()
             with (
-                span(f"poll {tp.topic}", SpanKind.CONSUMER, self._poll_attributes(tp)) as polled,
+                span(
+                    sem.poll_span(tp.topic), SpanKind.CONSUMER, self._poll_attributes(tp)
+                ) as polled,
                 kafka_errors(tp.topic),
             ):
                 # Fetches are bounded by compressed bytes; bounding the records materialized per

@@ -76,7 +76,7 @@ WRITER_EVENTS = _counter(
 # --- reads (the reader, the in-process journal) ---
 READ_PHASE_SECONDS = _histogram(
     "kjournal_read_phase_seconds",
-    "each step before a read's first event; `tail` includes the tail cache or the scan",
+    "each step before a read's first event; `tail` is a scan of Kafka (when the fold cannot answer)",
     "phase",
     phase="end_offset, pointer2, head, tail",
 )

@@ -84,8 +84,8 @@ class JournalView:
 
 def _pending(tail_span: Span, head: JournalHead | None, tail: Tail, info: HeadInfo) -> None:
     """The tail's extent on its span, and a delete or purge it holds as an event."""
-    tail_span.set_attribute("kjournal.tail.actions", info.actions)
-    tail_span.set_attribute("kjournal.tail.offsets", tail.end - tail.start)
+    tail_span.set_attribute(sem.TAIL_ACTIONS, info.actions)
+    tail_span.set_attribute(sem.TAIL_OFFSETS, tail.end - tail.start)
     if info.purged_at is not None:
         tail_span.add_event("pending purge", {sem.MESSAGING_KAFKA_OFFSET: info.purged_at})
     before = head.delete_to if head is not None else None
@@ -140,7 +140,7 @@ class JournalReader:
     async def end_offset(self, key: Key, partition: int) -> int:
         """Where the journal's partition ends now (the offset its next record gets)."""
         return await _phase(
-            "end offset",
+            sem.SPAN_END_OFFSET,
             self._offsets.end_offset(key.topic, partition),
             key,
             partition,
@@ -174,7 +174,11 @@ class JournalReader:
         self, follower: Follower, key: Key, partition: int, rows: bool
     ) -> JournalView:
         end = await _phase(
-            "end offset", follower.ends.end(key.topic, partition), key, partition, self._metrics
+            sem.SPAN_END_OFFSET,
+            follower.ends.end(key.topic, partition),
+            key,
+            partition,
+            self._metrics,
         )
         fold, entry = await follower.entry(key, partition, end - 1)
         if entry.error is not None:
@@ -197,7 +201,7 @@ class JournalReader:
         """Read what Cassandra's rows need of the journal's head, once per incarnation."""
         if entry.meta is not None:
             return
-        head = await _phase("head", self._eventual.head(key), key, partition, self._metrics)
+        head = await _phase(sem.SPAN_HEAD, self._eventual.head(key), key, partition, self._metrics)
         if head is None or head.partition_offset.partition != partition:
             raise FoldUnavailable(f"Cassandra holds no head of {key} where its fold expects one")
         entry.meta = HeadMeta(head.segment_size, head.record_id)
@@ -205,7 +209,11 @@ class JournalReader:
     async def pointer2(self, key: Key, partition: int) -> int | None:
         """The partition's pointer2 (what Cassandra holds of it)."""
         return await _phase(
-            "pointer2", self._eventual.pointer2(key.topic, partition), key, partition, self._metrics
+            sem.SPAN_POINTER2,
+            self._eventual.pointer2(key.topic, partition),
+            key,
+            partition,
+            self._metrics,
         )
 
     async def view_at(
@@ -222,7 +230,7 @@ class JournalReader:
         topic feed, feed/states.py, asks for the journal before its quarantined record).
         `scan_slots`: held while the tail is scanned from Kafka (a pooled consumer), if it is."""
         started = time.perf_counter()
-        with span("head", attributes={sem.JOURNAL_ID: key.id}):
+        with span(sem.SPAN_HEAD, attributes={sem.JOURNAL_ID: key.id}):
             head, quarantined = await asyncio.gather(
                 self._eventual.head(key), self._eventual.quarantined(key)
             )
@@ -239,7 +247,7 @@ class JournalReader:
             info = fold_head_info(head, tail.actions)
         else:
             started = time.perf_counter()
-            with span("tail", attributes={sem.PARTITION: partition}) as tail_span:
+            with span(sem.SPAN_TAIL, attributes={sem.PARTITION: partition}) as tail_span:
                 tail = await self._tail(key, partition, start, end, scan_slots)
                 info = fold_head_info(head, tail.actions)
                 if tail_span is not None:

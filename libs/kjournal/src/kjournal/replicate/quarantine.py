@@ -80,9 +80,9 @@ def quarantined_records(
                 {
                     sem.JOURNAL_ID: key.id,
                     sem.RECORDS: len(later),
-                    "kjournal.offset.first": later[0][0].offset,
-                    "kjournal.offset.last": later[-1][0].offset,
-                    "kjournal.behind_offset": cutoff,
+                    sem.OFFSET_FIRST: later[0][0].offset,
+                    sem.OFFSET_LAST: later[-1][0].offset,
+                    sem.BEHIND_OFFSET: cutoff,
                 },
             )
         log.warning(

@@ -27,6 +27,7 @@ from kjournal.api.schemas import (
 from kjournal.errors import KJournalError, OutcomeUnknown
 from kjournal.model import AppendOutcome, Key
 from kjournal.read.outcome import LocalOutcomes
+from kjournal.spans import conventions as sem
 from kjournal.spans import span
 from kjournal_service.auth import Scope, requires
 from kjournal_service.params import TopicPath
@@ -162,7 +163,7 @@ class _Answers:
 
     async def _answer(self, index: int, key: Key, offset: int) -> None:
         try:
-            with span("append outcome"):
+            with span(sem.SPAN_APPEND_OUTCOME):
                 outcome = await self._outcomes.outcome(key, offset)
         except KJournalError as exc:
             self._ready.append(_problem_line(index, exc))
