@@ -170,14 +170,18 @@ class TopicFeed:
         `_record` would look up for the journal's first record in the batch; a journal not met
         before it has the same state at the partition's start as right before that record."""
         firsts: dict[tuple[int, str], int] = {}
+        folds = self._follower.following(plan.request.topic) if self._follower else None
         for raw in batch:
             try:
                 id_ = (raw.key or b"").decode("utf-8")
             except UnicodeDecodeError:
                 continue  # _record quarantines it; nothing to look up
             journal = (raw.partition, id_)
-            if id_ and journal not in firsts and id_ not in states[raw.partition]:
-                firsts[journal] = raw.offset
+            if not id_ or journal in firsts or id_ in states[raw.partition]:
+                continue
+            if folds is not None and _fold_decides(folds.decided(raw.partition, raw.offset)):
+                continue  # the reader's fold decides it (or is about to): no state needed
+            firsts[journal] = raw.offset
         if len(firsts) < 2:
             return {}  # one lookup gains nothing from being made early
         limit = asyncio.Semaphore(RESOLVE_CONCURRENCY)
@@ -402,6 +406,14 @@ class TopicFeed:
             for index, event in enumerate(events)
             if index >= skip and (not tags or event.event.tags & tags)
         ]
+
+
+def _fold_decides(found: Fate | Lookup | None) -> bool:
+    """Whether the reader's fold has decided a record, or will (it is ahead of the fold, or
+    waits for its journal's start), rather than leave it to the feed."""
+    if isinstance(found, Fate):
+        return found.kind is not FateKind.UNKNOWN
+    return found in (Lookup.AHEAD, Lookup.PENDING, Lookup.NO_RECORD)
 
 
 _CONTROLS = {

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from kjournal.errors import FormatError, InvalidInput
 from kjournal.model import Append, EventRecord, ExpireAfter, PartitionOffset, RecordMetadata
+from kjournal.model.fast import event_record
 from kjournal.wire.events import decode_events
 
 __all__ = ["DECODE_ERRORS", "Decoded", "decode_append", "poison_reason"]
@@ -31,17 +32,15 @@ def decode_append(append: Append, position: PartitionOffset) -> Decoded:
     if events.range != header.range:
         raise FormatError(f"events {events.range} do not match the header's range {header.range}")
     metadata = RecordMetadata(header.metadata, events.metadata)
+    timestamp, origin, version, headers = (
+        append.timestamp,
+        header.origin,
+        header.version,
+        append.headers,
+    )
     return Decoded(
         tuple(
-            EventRecord(
-                event,
-                append.timestamp,
-                position,
-                header.origin,
-                header.version,
-                metadata,
-                append.headers,
-            )
+            event_record(event, timestamp, position, origin, version, metadata, headers)
             for event in events.events
         ),
         events.metadata.expire_after,

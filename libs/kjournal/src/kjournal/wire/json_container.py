@@ -16,6 +16,7 @@ from typing import cast
 
 from kjournal.errors import InvalidInput, InvalidPayload, PayloadFormatError
 from kjournal.model import (
+    SEQ_NR_MAX,
     BinaryPayload,
     Event,
     Events,
@@ -23,9 +24,10 @@ from kjournal.model import (
     JsonValue,
     Payload,
     PayloadMetadata,
-    SeqNr,
     TextPayload,
+    fast,
 )
+from kjournal.model import seq_nr as checked_seq_nr
 from kjournal.wire import json_text
 from kjournal.wire.metadata_json import payload_metadata_from_value, payload_metadata_to_value
 from kjournal.wire.tag_order import scala_tag_order
@@ -87,9 +89,12 @@ def _read_events(root: JsonValue) -> Events:
 def _read_event(raw: JsonValue) -> Event:
     if not isinstance(raw, dict):
         raise ValueError("each event must be a JSON object")
-    seq_nr = SeqNr(json_text.read_long(raw.get("seqNr"), "seqNr"))
+    seq_nr = raw.get("seqNr")
+    if type(seq_nr) is not int or not 1 <= seq_nr <= SEQ_NR_MAX:
+        # Event's own check, as its __init__ is passed by (kjournal/model/fast.py); 1.0 is a 1
+        seq_nr = checked_seq_nr(json_text.read_long(seq_nr, "seqNr"))
     tags = raw.get("tags")
-    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+    if not isinstance(tags, list) or (tags and not all(isinstance(tag, str) for tag in tags)):
         raise ValueError(f"event {seq_nr}: tags must be an array of strings")
     payload_type = raw.get("payloadType")
     value = raw.get("payload")
@@ -102,4 +107,4 @@ def _read_event(raw: JsonValue) -> Event:
         payload = None if value is None else TextPayload(value)
     else:
         raise ValueError(f"event {seq_nr}: payloadType must be json or text, got {payload_type!r}")
-    return Event(seq_nr, frozenset(cast("list[str]", tags)) if tags else _NO_TAGS, payload)
+    return fast.event(seq_nr, frozenset(cast("list[str]", tags)) if tags else _NO_TAGS, payload)

@@ -16,7 +16,6 @@ anything orjson refuses (the standard path then accepts it or raises its own err
 from __future__ import annotations
 
 import json
-import re
 from typing import NoReturn
 
 import orjson
@@ -36,8 +35,14 @@ _decoder = json.JSONDecoder(parse_constant=_reject_constant)
 # Dataclasses and datetimes are not JSON values: let them fail on the standard path.
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 # 2**63 has 19 digits: a shorter run of digits is never an integer orjson could turn into a float.
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
-_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
+# A run is found by mapping every digit to "0" and everything else to "x" and looking for 19
+# zeros: a tenth of what the regular expression [0-9]{19} costs on a 1 KiB record.
+_DIGIT_RUNS = bytes(ord("0") if byte in b"0123456789" else ord("x") for byte in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def _has_long_digits(data: bytes) -> bool:
+    return _LONG_RUN in data.translate(_DIGIT_RUNS)
 
 
 def dumps(value: object) -> str:
@@ -70,10 +75,10 @@ def dump_bytes(value: object) -> bytes:
 def loads(data: bytes | bytearray | memoryview | str) -> JsonValue:
     """Parse exactly one JSON value from UTF-8 bytes or text."""
     if isinstance(data, str):
-        long_digits = _LONG_DIGITS_TEXT.search(data) is not None
+        long_digits = _has_long_digits(data.encode("utf-8", "surrogatepass"))
     else:
         data = bytes(data)
-        long_digits = _LONG_DIGITS.search(data) is not None
+        long_digits = _has_long_digits(data)
     if not long_digits:
         try:
             fast: JsonValue = orjson.loads(data)

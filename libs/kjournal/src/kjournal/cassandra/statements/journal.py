@@ -40,12 +40,11 @@ from kjournal.model import (
     TextPayload,
 )
 from kjournal.model.action import RESERVED_HEADERS
+from kjournal.model.fast import EVENT_RECORD_SETTERS, EVENT_SETTERS
 from kjournal.wire import json_text
 from kjournal.wire.metadata_json import record_metadata_from_json, record_metadata_to_json
 
 __all__ = [
-    "EVENT_FIELDS",
-    "EVENT_RECORD_FIELDS",
     "INSERT_COLUMNS",
     "JOURNAL",
     "META_RECORD_ID_INDEX",
@@ -301,24 +300,11 @@ def _load_json(text: str) -> JsonValue:
     return result
 
 
-# The read hot path builds these frozen, slotted values without their __init__ (which costs
-# twice as much): object.__new__ plus the slot descriptors, which frozen dataclasses leave alone.
-# Every value so built is one __init__ would accept: the query bounds seqNrs to ≥ 1, and
-# tests/unit/test_performance_shortcuts.py fails when the fields or Event's checks change
-# (docs/performance.md).
-EVENT_FIELDS: Final = ("seq_nr", "tags", "payload")
-EVENT_RECORD_FIELDS: Final = (
-    "event",
-    "timestamp",
-    "partition_offset",
-    "origin",
-    "version",
-    "metadata",
-    "headers",
-)
+# The read hot path builds these frozen, slotted values without their __init__ (kjournal/model/
+# fast.py says why and what guards it); the query bounds seqNrs to ≥ 1.
 _new = object.__new__
-_EVENT_SLOTS = tuple(Event.__dict__[name].__set__ for name in EVENT_FIELDS)
-_RECORD_SLOTS = tuple(EventRecord.__dict__[name].__set__ for name in EVENT_RECORD_FIELDS)
+_EVENT_SLOTS = EVENT_SETTERS
+_RECORD_SLOTS = EVENT_RECORD_SETTERS
 
 
 class EventRowDecoder:
