@@ -186,6 +186,7 @@ class _Run:
         self.fold = PartitionFold(
             TOPIC, 0, start, PayloadBudget(1 << 20), max_journals=max_journals, max_fates=10_000
         )
+        self.fold.quarantines_known(self.store.quarantined_ids(TOPIC), start - 1)
         self.produced = start
         self.rounds: list[_Round] = []
         # Records a start could not decide: before the first purge of a journal without a head.
@@ -208,8 +209,9 @@ class _Run:
 
     def poll(self) -> None:
         pointer = self.store.pointer2(TOPIC, 0)
-        if pointer is not None:
+        if pointer is not None:  # pointer2, then the quarantined journals, as the follower reads
             self.fold.replicated_up_to(pointer)
+            self.fold.quarantines_known(self.store.quarantined_ids(TOPIC), pointer)
 
     def start(self) -> None:
         fold = self.fold
@@ -217,9 +219,13 @@ class _Run:
         if not ids:
             return
         begins = {id_: fold.begin(id_) for id_ in ids}
+        known = fold.quarantined_ids  # a journal's quarantine rows are read only if listed
         keys = [Key(TOPIC, id_) for id_ in ids]
         heads = dict(zip(ids, self.store.heads(keys), strict=True))
-        quarantined = {id_: next(iter(self.store.quarantined(TOPIC, id_)), None) for id_ in ids}
+        quarantined = {
+            id_: next(iter(self.store.quarantined(TOPIC, id_)), None) if id_ in known else None
+            for id_ in ids
+        }
         self.rounds.append(_Round(ids, begins, heads, quarantined, self.produced))
 
     def finish(self) -> bool:
@@ -361,4 +367,19 @@ def test_with_replication_behind_the_fold_every_record_is_decided(
         else:
             getattr(run, step)()
     run.drain()
+    _check(run, ops, every_record=True)
+
+
+def test_a_journal_quarantined_in_cassandra_has_its_records_before_the_poison_decided() -> None:
+    """The replicator quarantined the journal at offset 1 before the fold started it: the
+    record at offset 0 is decided as any (a delete of no journal), only those from 1 are parked."""
+    ops = [Op(0, "delete", last=1), Op(0, "bad-header", 1, 1)]
+    run = _Run(ops, 0, 1)
+    run.produce()
+    run.produce()
+    run.replicate(2)
+    run.poll()
+    run.drain()
+    assert run.fold.fates[0].kind is FateKind.NOTHING
+    assert run.fold.fates[1].kind is FateKind.PARKED
     _check(run, ops, every_record=True)

@@ -204,6 +204,12 @@ class InMemoryReplicatedStore:
         hidden = head.delete_to or 0
         return [row.event for row in self.rows(key) if row.event.seq_nr > hidden]
 
+    def quarantined_ids(self, topic: str) -> frozenset[str]:
+        with self._lock:
+            return frozenset(
+                id for (t, id), records in self._quarantine.items() if t == topic and records
+            )
+
     def quarantined(self, topic: str, id: str) -> list[QuarantinedRecord]:
         with self._lock:
             records = self._quarantine.get((topic, id), {})
@@ -316,6 +322,9 @@ class InMemoryEventualReader:
     async def quarantined(self, key: Key) -> QuarantinedRecord | None:
         records = self.store.quarantined(key.topic, key.id)
         return records[0] if records else None
+
+    async def quarantined_ids(self, topic: str) -> frozenset[str]:
+        return self.store.quarantined_ids(topic)
 
     @property
     def quarantine_known(self) -> bool:

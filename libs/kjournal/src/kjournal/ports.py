@@ -50,6 +50,11 @@ class EventualReader(Protocol):
         """The oldest quarantined record of this journal, if any."""
         ...
 
+    async def quarantined_ids(self, topic: str) -> frozenset[str]:
+        """The journals of `topic` with quarantined records (a scan of a table that is normally
+        tiny; empty where the store keeps no quarantine)."""
+        ...
+
     @property
     def quarantine_known(self) -> bool:
         """Whether quarantined records can be known (a kafka-journal keyspace lacks the table)."""

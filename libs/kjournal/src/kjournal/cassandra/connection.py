@@ -148,5 +148,8 @@ class LazyEventualReader:
     async def quarantined(self, key: Key) -> QuarantinedRecord | None:
         return await self._connection.reader().quarantined(key)
 
+    async def quarantined_ids(self, topic: str) -> frozenset[str]:
+        return await self._connection.reader().quarantined_ids(topic)
+
     async def conflicts(self, key: Key, limit: int) -> list[Conflict] | None:
         return await self._connection.reader().conflicts(key, limit)

@@ -65,6 +65,7 @@ class _Statements:
     ids: PreparedStatement
     # kjournal's own tables, which a keyspace created by kafka-journal does not have
     quarantine: PreparedStatement | None
+    quarantined_journals: PreparedStatement | None
     conflicts: PreparedStatement | None
 
 
@@ -115,6 +116,7 @@ class CassandraEventualReader:
         }
         optional = {
             "quarantine": quarantine.select_cql(tables),
+            "quarantined_journals": quarantine.journals_cql(tables),
             "conflicts": conflicts.select_cql(tables),
         }
         prepared: dict[str, PreparedStatement | None] = {}
@@ -297,6 +299,18 @@ class CassandraEventualReader:
             what=f"reading quarantined records of {key}",
         )
         return quarantine.quarantined_record_from_row(rows[0]) if rows else None
+
+    async def quarantined_ids(self, topic: str) -> frozenset[str]:
+        statement = self._statements.quarantined_journals
+        if statement is None:
+            return frozenset()
+        pager = self._pager(statement, (), "listing quarantined journals")
+        try:
+            return frozenset(
+                [id_ async for quarantined, id_ in pager.rows() if quarantined == topic]
+            )
+        finally:
+            pager.close()
 
     async def conflicts(self, key: Key, limit: int) -> list[Conflict] | None:
         """None where the keyspace has no conflicts table."""

@@ -256,6 +256,7 @@ class _TopicFolds:
         pointers = await asyncio.gather(
             *(owner.eventual.pointer2(self.topic, p) for p in range(count))
         )
+        quarantined = await owner.eventual.quarantined_ids(self.topic)
         settings = owner.settings
         self.folds = {
             p: PartitionFold(
@@ -268,6 +269,8 @@ class _TopicFolds:
             )
             for p, pointer in enumerate(pointers)
         }
+        for fold in self.folds.values():
+            fold.quarantines_known(quarantined, fold.start - 1)
         self._start_wanted = {p: asyncio.Event() for p in range(count)}
         starts = {p: fold.start for p, fold in self.folds.items()}
         async with asyncio.TaskGroup() as group:  # any of them failing stops all
@@ -342,11 +345,14 @@ class _TopicFolds:
     async def _start_round(self, partition: int, fold: PartitionFold, ids: list[str]) -> None:
         owner = self._owner
         begins = {id_: fold.begin(id_) for id_ in ids}  # before the heads are read
+        quarantined_ids = fold.quarantined_ids  # complete up to where the begins start
         keys = [Key(self.topic, id_) for id_ in ids]
         limit = asyncio.Semaphore(_HEADS_AT_ONCE)
 
         async def read(key: Key) -> tuple[JournalHead | None, QuarantinedRecord | None]:
             async with limit:
+                if key.id not in quarantined_ids:
+                    return await owner.eventual.head(key), None
                 head, quarantined = await asyncio.gather(
                     owner.eventual.head(key), owner.eventual.quarantined(key)
                 )
@@ -384,9 +390,12 @@ class _TopicFolds:
             pointers = await asyncio.gather(
                 *(owner.eventual.pointer2(self.topic, p) for p in range(count))
             )
+            quarantined = await owner.eventual.quarantined_ids(self.topic)
             for partition, pointer in enumerate(pointers):
                 if pointer is not None:
-                    self.folds[partition].replicated_up_to(pointer)
+                    fold = self.folds[partition]
+                    fold.replicated_up_to(pointer)
+                    fold.quarantines_known(quarantined, pointer)
             if time.monotonic() - last_check > _PARTITION_CHECK_INTERVAL_S:
                 last_check = time.monotonic()
                 now_count = await owner.source.partition_count(self.topic)

@@ -99,6 +99,10 @@ class PartitionFold:
         self.start = start
         self.position = start - 1  # the last offset consumed
         self.replicated = start - 1  # pointer2 as last read
+        # The topic's journals with quarantine rows, read after pointer2 was `quarantine_checked`
+        # (the replicator writes those rows before it moves pointer2): complete up to it.
+        self.quarantined_ids: frozenset[str] = frozenset()
+        self.quarantine_checked = start - 1
         self.lost_up_to = -1  # journals evicted with records Cassandra may lack sat at or below
         self.fates_from = start  # fates of offsets below this are not kept
         self.journals: OrderedDict[str, JournalEntry] = OrderedDict()
@@ -183,7 +187,7 @@ class PartitionFold:
         offset = record.offset
         action = record.action
         entry.last_offset = offset
-        if entry.quarantined_at is not None:
+        if entry.quarantined_at is not None and offset >= entry.quarantined_at:
             if not isinstance(action, Mark):
                 self._decide(
                     Fate(
@@ -287,14 +291,15 @@ class PartitionFold:
     # Starting a journal
 
     def begin(self, id_: str) -> tuple[int, tuple[int, int] | None]:
-        """Where the pending journal's window begins (B: Cassandra's head holds every record of
-        it below B), and the offsets [start, end) to read from Kafka for its records there that
-        the fold did not buffer (None: none can be there). Asked before the head is read.
+        """Where the pending journal's window begins (B: Cassandra's head, and the quarantined
+        journals as last read, hold every record of it below B), and the offsets [start, end) to
+        read from Kafka for its records there that the fold did not buffer (None: none can be
+        there). Asked before the head is read.
 
         Below `since` the journal's records are in Cassandra, but for those of journals evicted
         with unreplicated records (at or below `lost_up_to`): past pointer2, they are read."""
         since = self.pending[id_].since
-        replicated, lost = self.replicated, self.lost_up_to
+        replicated, lost = min(self.replicated, self.quarantine_checked), self.lost_up_to
         if since > replicated + 1 and lost > replicated:
             return replicated + 1, (replicated + 1, min(lost + 1, since))
         return since, None
@@ -348,6 +353,11 @@ class PartitionFold:
             self._decide(Fate(id_, item.offset, FateKind.UNKNOWN, item.action.timestamp))
 
     # Replication and memory
+
+    def quarantines_known(self, ids: frozenset[str], pointer2: int) -> None:
+        """The topic's quarantined journals, read after pointer2 was `pointer2`."""
+        self.quarantined_ids = ids
+        self.quarantine_checked = max(self.quarantine_checked, pointer2)
 
     def replicated_up_to(self, pointer2: int) -> None:
         """pointer2 moved: Cassandra holds every record up to it, so tails drop them."""
