@@ -25,7 +25,12 @@ from types import TracebackType
 from typing import Protocol
 
 from kjournal.aio import cancel_and_wait
-from kjournal.errors import FoldUnavailable, PartitionCountChanged
+from kjournal.errors import (
+    DeadlineExceeded,
+    FoldUnavailable,
+    PartitionCountChanged,
+    Unavailable,
+)
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.metrics.catalogue import FOLD_FAILURES, FOLD_STARTS
 from kjournal.model import ActionRecord, Key
@@ -311,6 +316,11 @@ class _TopicFolds:
         if fold.new_pending:
             fold.new_pending.clear()
             self._want_start(partition)
+        for key, future in list(self._starting.items()):
+            # a journal given up while it waited (too many records waiting): nothing will start it
+            if key[0] == partition and key[1] not in fold.pending and not future.done():
+                del self._starting[key]
+                future.set_exception(FoldUnavailable(f"journal {key[1]} was not started"))
 
     def _want_start(self, partition: int) -> None:
         wanted = self._start_wanted.get(partition)
@@ -344,7 +354,10 @@ class _TopicFolds:
 
     async def _start_round(self, partition: int, fold: PartitionFold, ids: list[str]) -> None:
         owner = self._owner
-        begins = {id_: fold.begin(id_) for id_ in ids}  # before the heads are read
+        # Where each window begins, read before the heads; and which wait is started: a journal
+        # given up and met again meanwhile waits anew, for a round of its own.
+        begins = {id_: fold.begin(id_) for id_ in ids}
+        waits = {id_: fold.pending[id_] for id_ in ids}
         quarantined_ids = fold.quarantined_ids  # complete up to where the begins start
         keys = [Key(self.topic, id_) for id_ in ids]
         limit = asyncio.Semaphore(_HEADS_AT_ONCE)
@@ -362,7 +375,7 @@ class _TopicFolds:
         end = (await owner.source.end_offsets(self.topic, [partition]))[partition]
         await self.passed(partition, end - 1)  # the window: all the head could hold
         for key, (head, quarantined) in zip(keys, found, strict=True):
-            if key.id not in fold.pending:
+            if fold.pending.get(key.id) is not waits[key.id]:
                 continue
             begin, unbuffered = begins[key.id]
             earlier: list[ActionRecord | Poison] = []
@@ -387,10 +400,16 @@ class _TopicFolds:
         last_check = time.monotonic()
         while True:
             await asyncio.sleep(owner.settings.pointer_poll_interval_s)
-            pointers = await asyncio.gather(
-                *(owner.eventual.pointer2(self.topic, p) for p in range(count))
-            )
-            quarantined = await owner.eventual.quarantined_ids(self.topic)
+            try:
+                pointers = await asyncio.gather(
+                    *(owner.eventual.pointer2(self.topic, p) for p in range(count))
+                )
+                quarantined = await owner.eventual.quarantined_ids(self.topic)
+            except (Unavailable, DeadlineExceeded) as exc:
+                # The folds go on without Cassandra: known journals keep being answered, their
+                # tails just stay longer in memory. Pointer2 is read again next time.
+                log.warning("reading pointer2 of %s failed (%s); folding on", self.topic, exc)
+                continue
             for partition, pointer in enumerate(pointers):
                 if pointer is not None:
                     fold = self.folds[partition]

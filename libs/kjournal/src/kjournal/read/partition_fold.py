@@ -93,6 +93,7 @@ class PartitionFold:
         *,
         max_journals: int = 20_000,
         max_fates: int = 20_000,
+        max_pending_records: int = 100_000,
     ) -> None:
         self.topic = topic
         self.partition = partition
@@ -113,6 +114,8 @@ class PartitionFold:
         self._budget = budget
         self._max_journals = max_journals
         self._max_fates = max_fates
+        self._max_pending_records = max_pending_records
+        self._pending_records = 0  # records waiting in `pending`
         # drained by the follower after each batch
         self.decided: list[Fate] = []
         self.new_pending: list[str] = []
@@ -143,6 +146,7 @@ class PartitionFold:
             pending = self._meet(id_, offset)
         self._buffer(pending, item)
         self._awaiting[offset] = id_
+        self._waiting_one_more()
 
     def passed(self, position: int) -> None:
         """The consumer is at `position + 1` (records without a key and transaction markers
@@ -170,6 +174,14 @@ class PartitionFold:
                 record = _without_payload(record)
         pending.records.append(record)
 
+    def _waiting_one_more(self) -> None:
+        """Count a record buffered for a start; past the bound (starts failing for long: Cassandra
+        down), the journal waiting longest is given up: its records are read again from Kafka
+        when it is started."""
+        self._pending_records += 1
+        if self._pending_records > self._max_pending_records and self.pending:
+            self.drop_pending(next(iter(self.pending)))
+
     def _poison(self, id_: str, poison: Poison) -> None:
         entry = self.journals.get(id_)
         if entry is not None:
@@ -179,6 +191,7 @@ class PartitionFold:
         pending = self.pending.get(id_) or self._meet(id_, poison.offset)
         pending.records.append(poison)
         self._awaiting[poison.offset] = id_
+        self._waiting_one_more()
 
     # Deciding
 
@@ -315,6 +328,7 @@ class PartitionFold:
         `earlier` ones, read from Kafka below what it buffered) in offset order."""
         pending = self.pending.pop(id_)
         self._budget.give_back(pending.payload_bytes)
+        self._pending_records -= len(pending.records)
         entry = JournalEntry.of_base(id_, start.base, start.exact_from)
         entry.error = start.error
         if start.quarantined_at is not None:
@@ -339,6 +353,7 @@ class PartitionFold:
         if pending is None:
             return
         self._budget.give_back(pending.payload_bytes)
+        self._pending_records -= len(pending.records)
         for item in pending.records:
             self._awaiting.pop(item.offset, None)
             self._undecided(id_, item)
@@ -418,6 +433,7 @@ class PartitionFold:
             self._budget.give_back(pending.payload_bytes)
         self.journals.clear()
         self.pending.clear()
+        self._pending_records = 0
 
     # Looking up
 
