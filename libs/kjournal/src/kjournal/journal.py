@@ -15,7 +15,6 @@ journals read nothing, and learn each append's outcome from `outcomes`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack
 
 from kjournal.aio import AsyncResource
@@ -27,16 +26,9 @@ from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.metrics import Metrics, NoopMetrics
 from kjournal.model import (
-    SEQ_NR_MAX,
     AppendOutcome,
-    AppendResult,
-    Event,
-    EventRecord,
-    Events,
-    JournalStatus,
     Key,
     PartitionOffset,
-    RecordMetadata,
     SeqNr,
     seq_nr,
 )
@@ -44,7 +36,7 @@ from kjournal.model.replication import TopicReplication
 from kjournal.ports import AppendOutcomes, EventualReader
 from kjournal.read.follower import Follower
 from kjournal.read.settings import FoldSettings
-from kjournal.read.view import JournalReader, JournalView
+from kjournal.read.view import JournalReader
 from kjournal.reads import ReadableJournal, ReadSide
 from kjournal.writes import HOST_NAME, WritableJournal, WriteSide
 
@@ -141,6 +133,10 @@ class Journals(AsyncResource):
         return self._write_side
 
     @property
+    def reads_configured(self) -> bool:
+        return self._read_side is not None
+
+    @property
     def read_side(self) -> ReadSide:
         if self._read_side is None:
             raise ReadsNotConfigured("reads need an eventual reader (Cassandra)")
@@ -176,85 +172,36 @@ class Journals(AsyncResource):
         return self.read_side.feed(states)
 
 
-class Journal:
-    """One journal's actions (the write side) and reads (the read side)."""
+class Journal(WritableJournal, ReadableJournal):
+    """One journal's actions (the write side's) and reads (the read side's)."""
 
     def __init__(self, journals: Journals, key: Key) -> None:
         self._journals = journals
         self.key = key
 
     @property
-    def _writes(self) -> WritableJournal:
-        return self._journals.write_side.journal(self.key)
+    def write_side(self) -> WriteSide:
+        return self._journals.write_side
 
     @property
-    def _reads(self) -> ReadableJournal:
-        return self._journals.read_side.journal(self.key)
+    def read_side(self) -> ReadSide:
+        return self._journals.read_side
 
-    async def append(
-        self,
-        events: Sequence[Event] | Events,
-        metadata: RecordMetadata | None = None,
-        headers: Mapping[str, str] | None = None,
-        *,
-        expect: int | None = None,
-    ) -> AppendResult:
-        """See `kjournal.writes.WritableJournal.append`."""
-        return await self._writes.append(events, metadata, headers, expect=expect)
-
-    async def produce(
-        self,
-        events: Sequence[Event] | Events,
-        metadata: RecordMetadata | None = None,
-        headers: Mapping[str, str] | None = None,
-        *,
-        expect: int | None = None,
-    ) -> AppendResult:
-        """See `kjournal.writes.WritableJournal.produce`."""
-        return await self._writes.produce(events, metadata, headers, expect=expect)
-
-    async def delete(self, to: int) -> PartitionOffset | None:
+    async def delete(self, to: int) -> PartitionOffset | None:  # type: ignore[override]
         """Delete events with seqNr ≤ to (never future ones).
 
         With reads configured, `to` is clamped to the pointer and nothing is written for a journal
         that does not exist (None); a write-only Journals sends the delete as asked (the
         replicator clamps)."""
         bound = seq_nr(to)
-        if self._journals._read_side is not None:
-            pointer = await self._reads.pointer()
+        if self._journals.reads_configured:
+            pointer = await self.pointer()
             if pointer is None:
                 return None
             bound = SeqNr(min(bound, pointer))
-        return await self._writes.delete(bound)
-
-    async def purge(self) -> PartitionOffset:
-        return await self._writes.purge()
-
-    async def mark(self, id: str | None = None) -> PartitionOffset:
-        """Write a barrier record (no storage effect) and return where it landed."""
-        return await self._writes.mark(id)
-
-    async def read(
-        self, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
-    ) -> AsyncIterator[EventRecord]:
-        """See `kjournal.reads.ReadableJournal.read`."""
-        async for record in self._reads.read(from_, to, limit):
-            yield record
-
-    def events(
-        self, view: JournalView, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
-    ) -> AsyncIterator[EventRecord]:
-        return self._reads.events(view, from_, to, limit)
+        return await WritableJournal.delete(self, bound)
 
     async def outcome(self, offset: int) -> AppendOutcome:
-        """What the append rule made of this journal's append at `offset` (docs/concurrency.md)."""
+        """What the append rule made of this journal's append at `offset` (docs/concurrency.md),
+        as these journals learn outcomes (their read side, or `outcomes`)."""
         return await self._journals.outcomes.outcome(self.key, offset)
-
-    async def view(self) -> JournalView:
-        return await self._reads.view()
-
-    async def pointer(self) -> SeqNr | None:
-        return await self._reads.pointer()
-
-    async def status(self, conflicts_shown: int = 20) -> JournalStatus:
-        return await self._reads.status(conflicts_shown)

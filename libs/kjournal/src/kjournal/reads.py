@@ -139,8 +139,12 @@ class ReadableJournal:
     """What one journal's readers see: its events, pointer, status and appends' outcomes."""
 
     def __init__(self, side: ReadSide, key: Key) -> None:
-        self._side = side
+        self._reads = side
         self.key = key
+
+    @property
+    def read_side(self) -> ReadSide:
+        return self._reads
 
     async def read(
         self, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
@@ -148,7 +152,7 @@ class ReadableJournal:
         """Events with from_ ≤ seqNr ≤ to in order, at most `limit`; streams, bounded memory."""
         seq_nr(from_)
         seq_nr(to)
-        async for record in self._side.reader.read(self.key, from_, to, limit):
+        async for record in self.read_side.reader.read(self.key, from_, to, limit):
             yield record
 
     def events(
@@ -158,26 +162,26 @@ class ReadableJournal:
         caller can answer with the view's seqNr, its ETag, before streaming)."""
         seq_nr(from_)
         seq_nr(to)
-        return self._side.reader.events(view, from_, to, limit)
+        return self.read_side.reader.events(view, from_, to, limit)
 
     async def view(self) -> JournalView:
         """The journal as a read starting now sees it."""
-        return await self._side.reader.view(self.key)
+        return await self.read_side.reader.view(self.key)
 
     async def pointer(self) -> SeqNr | None:
         """The last seqNr, or None if the journal does not exist (or was purged)."""
-        return (await self._side.reader.view(self.key, rows=False)).info.seq_nr
+        return (await self.read_side.reader.view(self.key, rows=False)).info.seq_nr
 
     async def outcome(self, offset: int) -> AppendOutcome:
         """What the append rule made of this journal's append at `offset` (docs/concurrency.md)."""
-        return await self._side.outcomes.outcome(self.key, offset)
+        return await self.read_side.outcomes.outcome(self.key, offset)
 
     async def status(self, conflicts_shown: int = 20) -> JournalStatus:
         """The journal's state, what is not replicated yet, and its first `conflicts_shown`
         conflicting duplicates."""
-        view = await self._side.reader.view(self.key, rows=False, fresh=True)
+        view = await self.read_side.reader.view(self.key, rows=False, fresh=True)
         info = view.info
-        eventual = self._side.eventual
+        eventual = self.read_side.eventual
         stored = info.exists and info.purged_at is None
         conflicts, head = await asyncio.gather(
             eventual.conflicts(self.key, conflicts_shown),

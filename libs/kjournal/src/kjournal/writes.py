@@ -144,8 +144,12 @@ class WritableJournal:
     """The actions one journal can take: each is one Kafka record."""
 
     def __init__(self, side: WriteSide, key: Key) -> None:
-        self._side = side
+        self._writes = side
         self.key = key
+
+    @property
+    def write_side(self) -> WriteSide:
+        return self._writes
 
     async def append(
         self,
@@ -163,7 +167,7 @@ class WritableJournal:
         append the journal holds returns the copy's position with `replay`; otherwise
         AppendConflict, ConditionFailed or SeqNrGap, and no reader will ever return the events.
         """
-        outcomes = self._side.outcomes
+        outcomes = self.write_side.outcomes
         produced = await self.produce(events, metadata, headers, expect=expect)
         outcome = await outcomes.outcome(self.key, produced.partition_offset.offset)
         return _append_result(self.key, produced.range, outcome)
@@ -194,8 +198,8 @@ class WritableJournal:
             appended,
             metadata,
             headers,
-            origin=self._side.origin,
-            version=self._side.version,
+            origin=self.write_side.origin,
+            version=self.write_side.version,
             expect=expect,
         )
         attributes: dict[str, AttributeValue] | None = None
@@ -215,7 +219,7 @@ class WritableJournal:
         journal's seqNr: never future events). `kjournal.journal.Journal.delete` clamps it
         first, and writes nothing for a journal that does not exist."""
         bound = seq_nr(to)
-        side = self._side
+        side = self.write_side
         action = Delete(self.key, datetime.now(UTC), DeleteHeader(bound, side.origin, side.version))
         attributes: dict[str, AttributeValue] | None = None
         if recording():
@@ -223,13 +227,13 @@ class WritableJournal:
         return await self._send(action, attributes)
 
     async def purge(self) -> PartitionOffset:
-        side = self._side
+        side = self.write_side
         action = Purge(self.key, datetime.now(UTC), PurgeHeader(side.origin, side.version))
         return await self._send(action, {sem.ACTION: "purge"} if recording() else None)
 
     async def mark(self, id: str | None = None) -> PartitionOffset:
         """Write a barrier record (no storage effect) and return where it landed."""
-        side = self._side
+        side = self.write_side
         header = MarkHeader(id or str(uuid.uuid4()), side.origin, side.version)
         action = Mark(self.key, datetime.now(UTC), header)
         return await self._send(action, {sem.ACTION: "mark"} if recording() else None)
@@ -245,7 +249,7 @@ class WritableJournal:
         record = (
             await asyncio.to_thread(encode_action, action) if offload else encode_action(action)
         )
-        return await self._side.producer.send(record, attributes)
+        return await self.write_side.producer.send(record, attributes)
 
 
 def _check_condition(expect: int | None, appended: Events) -> None:
