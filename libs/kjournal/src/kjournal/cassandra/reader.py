@@ -110,7 +110,7 @@ class CassandraEventualReader:
         """
         cqls = {
             "journal": journal.select_cql(tables),
-            "head": metajournal.head_select_cql(tables),
+            "head": metajournal.head_in_buckets_select_cql(tables),
             "pointer2": pointer2.select_cql(tables),
             "ids": metajournal.ids_select_cql(tables),
         }
@@ -162,27 +162,17 @@ class CassandraEventualReader:
         return offset
 
     async def head(self, key: Key) -> JournalHead | None:
-        """The head in bucket(10 000), else in the old bucket(100); both are asked at once."""
-        what = f"reading the head of {key}"
-        buckets = dict.fromkeys(
-            (
-                metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version),
-                metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS, self._java_version),
-            )
+        """The head in bucket(10 000), else in the old bucket(100): both asked in one request."""
+        current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version)
+        old = metajournal_bucket(key.id, OLD_METAJOURNAL_BUCKETS, self._java_version)
+        rows = await first_page(
+            self._session,
+            self._statements.head.bind((key.topic, sorted({current, old}), key.id)),
+            what=f"reading the head of {key}",
         )
-        pagers = [
-            self._pager(self._statements.head, (key.topic, bucket, key.id), what)
-            for bucket in buckets
-        ]
-        try:
-            for pager in pagers:
-                rows = await pager.next_page()
-                if rows:
-                    return metajournal.journal_head_from_row(rows[0])
-            return None
-        finally:
-            for pager in pagers:
-                pager.close()
+        found = {row[0]: row[1:] for row in rows}
+        row = found.get(current, found.get(old))
+        return None if row is None else metajournal.journal_head_from_row(row)
 
     async def events(
         self, key: Key, head: JournalHead, from_: SeqNr
@@ -279,7 +269,7 @@ class CassandraEventualReader:
     async def _has_head(self, topic: str, bucket: int, id_: str) -> bool:
         rows = await first_page(
             self._session,
-            self._statements.head.bind((topic, bucket, id_)),
+            self._statements.head.bind((topic, [bucket], id_)),
             what=f"reading the head of {topic}:{id_}",
         )
         return bool(rows)

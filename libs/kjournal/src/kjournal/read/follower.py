@@ -6,8 +6,9 @@ partition's fold (read/partition_fold.py) starts right after it, so everything n
 folded. A second loop reads pointer2 now and then, which lets the folds drop what Cassandra holds.
 A journal a fold meets for the first time is started from Cassandra in rounds (several journals of
 a partition at once, read/bootstrap.py). Questions wait for the fold to pass their offset, then
-are lookups. A consumer or Cassandra failure while following rebuilds the topic's folds from
-pointer2 (questions asked meanwhile wait, then are told the follower is not ready); a topic not
+are lookups. A consumer failure (or Cassandra's, while the folds start) rebuilds the topic's folds
+from pointer2: questions asked meanwhile wait, then are told the fold is unavailable. Cassandra
+down while the folds run only holds up the starts of journals they do not know yet. A topic not
 asked about for `idle_expiry_s` is no longer followed.
 """
 

@@ -34,7 +34,7 @@ __all__ = [
     "delete_cql",
     "expire_after_from_duration",
     "expire_after_to_duration",
-    "head_select_cql",
+    "head_in_buckets_select_cql",
     "heads_select_cql",
     "ids_select_cql",
     "insert_cql",
@@ -83,11 +83,12 @@ HEAD_COLUMNS: Final = (
 )
 
 
-def head_select_cql(tables: TableNames) -> str:
-    """The head of one journal in one bucket; binds (topic, segment, id)."""
+def head_in_buckets_select_cql(tables: TableNames) -> str:
+    """The heads of one journal in the buckets listed (the current layout's and the old one's:
+    one request for both), each row led by its bucket; binds (topic, [segments], id)."""
     return (
-        f"SELECT {', '.join(HEAD_COLUMNS)} "
-        f"FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment = ? AND id = ?"
+        f"SELECT segment, {', '.join(HEAD_COLUMNS)} "
+        f"FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment IN ? AND id = ?"
     )
 
 
