@@ -60,6 +60,7 @@ _PARTITION_CHECK_INTERVAL_S = 5.0
 _BACKOFF_MIN_S = 0.01
 _BACKOFF_MAX_S = 1.0
 _STARTS_PER_ROUND = 64  # journals of one partition started together
+_ROUNDS_AT_ONCE = 4  # rounds of one partition in flight
 _HEADS_AT_ONCE = 32  # Cassandra head reads in flight per round
 
 
@@ -329,29 +330,46 @@ class _TopicFolds:
             wanted.set()
 
     async def _start_journals(self, partition: int) -> None:
-        """Start the partition's pending journals, a round of several at a time."""
+        """Start the partition's pending journals in rounds of several, a few rounds at once
+        (journals met while a round reads Cassandra need not wait for it to end)."""
         wanted = self._start_wanted[partition]
         fold = self.folds[partition]
-        backoff = _BACKOFF_MIN_S
-        while True:
-            await wanted.wait()
-            wanted.clear()
-            while fold.pending:
-                ids = list(itertools.islice(fold.pending, _STARTS_PER_ROUND))
-                try:
-                    await self._start_round(partition, fold, ids)
-                    backoff = _BACKOFF_MIN_S
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.warning(
-                        "starting journals of %s:%d failed; retrying",
-                        self.topic,
-                        partition,
-                        exc_info=True,
-                    )
-                    await asyncio.sleep(backoff * (0.5 + random.random()))
-                    backoff = min(backoff * 2, _BACKOFF_MAX_S)
+        in_round: set[str] = set()
+        rounds = asyncio.Semaphore(_ROUNDS_AT_ONCE)
+        backoff = [_BACKOFF_MIN_S]
+
+        async def round_of(ids: list[str]) -> None:
+            try:
+                await self._start_round(partition, fold, ids)
+                backoff[0] = _BACKOFF_MIN_S
+            except Exception:
+                log.warning(
+                    "starting journals of %s:%d failed; retrying",
+                    self.topic,
+                    partition,
+                    exc_info=True,
+                )
+                await asyncio.sleep(backoff[0] * (0.5 + random.random()))
+                backoff[0] = min(backoff[0] * 2, _BACKOFF_MAX_S)
+            finally:
+                in_round.difference_update(ids)
+                rounds.release()
+                wanted.set()  # what is still pending gets a round
+
+        async with asyncio.TaskGroup() as group:
+            while True:
+                await wanted.wait()
+                wanted.clear()
+                waiting = [id_ for id_ in fold.pending if id_ not in in_round]
+                while waiting:
+                    await rounds.acquire()
+                    waiting = [id_ for id_ in waiting if id_ in fold.pending]
+                    if not waiting:
+                        rounds.release()
+                        break
+                    ids, waiting = waiting[:_STARTS_PER_ROUND], waiting[_STARTS_PER_ROUND:]
+                    in_round.update(ids)
+                    group.create_task(round_of(ids))
 
     async def _start_round(self, partition: int, fold: PartitionFold, ids: list[str]) -> None:
         owner = self._owner
