@@ -26,8 +26,7 @@ from fastapi.routing import APIRoute
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import journal
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, EventRecord, Key
-from kjournal.model import fast
+from kjournal.model import Event, EventRecord, Key, fast
 from kjournal_reader.app import create_app as create_reader
 from kjournal_reader.routes import journals as reader_journals
 from kjournal_reader.routes import outcomes as reader_outcomes
