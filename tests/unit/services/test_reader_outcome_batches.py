@@ -34,7 +34,9 @@ class _Reader:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 fields = (
-                    line.decode().split(": ", 1) for line in head.split(b"\r\n")[1:] if b": " in line
+                    line.decode().split(": ", 1)
+                    for line in head.split(b"\r\n")[1:]
+                    if b": " in line
                 )
                 headers = {name.lower(): value for name, value in fields}
                 body = json.loads(await reader.readexactly(int(headers["content-length"])))
