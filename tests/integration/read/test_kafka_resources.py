@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions
 from kjournal.errors import DeadlineExceeded, TopicRepartitioned
 from kjournal.kafka.consumer_pool import ConsumerPool
@@ -25,10 +26,34 @@ async def test_the_pool_bounds_consumers_and_times_out_clearly(kafka_bootstrap: 
                 async with pool.acquire():
                     pass
         assert pool.idle_count == 2
-        await asyncio.sleep(1.5)  # past the idle timeout: the reaper closed them
+        for _ in range(200):  # the reaper closes them once past the idle timeout
+            if pool.idle_count == 0:
+                break
+            await asyncio.sleep(0.05)
         assert pool.idle_count == 0
         async with pool.acquire() as consumer:  # and a new one is made on demand
             assert consumer.assignment() == set()
+
+
+async def test_a_returned_consumer_is_paused_and_serves_its_topic_again(
+    kafka_bootstrap: str, topic: str
+):
+    """Returned consumers keep their assignment, paused (they fetch nothing); the next caller for
+    the same topic gets one that already tracks it (no metadata request for every topic)."""
+    settings = ConsumerPoolSettings(max_size=3)
+    async with ConsumerPool(KafkaSettings(bootstrap_servers=kafka_bootstrap), settings) as pool:
+        async with pool.acquire(topic) as scanning, pool.acquire("elsewhere") as other:
+            scanning.assign([TopicPartition(topic, 0)])
+            scanning.seek(TopicPartition(topic, 0), 0)
+        assert scanning.paused() == {TopicPartition(topic, 0)}
+        assert other.assignment() == set()
+        async with pool.acquire(topic) as again:
+            assert again is scanning
+            assert (await again.end_offsets([TopicPartition(topic, 0)]))[
+                TopicPartition(topic, 0)
+            ] == 0
+            again.assign([TopicPartition(topic, 0)])  # a new assignment is not paused
+            assert again.paused() == set()
 
 
 @pytest.mark.cassandra

@@ -10,7 +10,7 @@ import pytest
 from kjournal.errors import KafkaUnavailable
 from kjournal.metrics import Metrics
 from kjournal_service.metrics_prometheus import PrometheusMetrics
-from kjournal_service.ndjson import ndjson_chunks, prefetch
+from kjournal_service.ndjson import first_chunk, ndjson_chunks, prefetch
 
 
 def test_counters_histograms_and_gauges_are_exposed():
@@ -103,5 +103,26 @@ def test_prefetch_surfaces_errors_before_the_stream_starts():
         assert [n async for n in empty] == []
         some = await prefetch(_items(3))
         assert [n async for n in some] == [0, 1, 2]
+
+    asyncio.run(run())
+
+
+def test_a_first_chunk_holds_a_short_answer_whole_and_a_long_one_streams_on():
+    async def run() -> None:
+        whole = await first_chunk(_items(3), lambda n: {"n": n}, 1000)
+        assert whole.rest is None and whole.count == 3
+        assert [json.loads(line)["n"] for line in whole.lines.decode().splitlines()] == [0, 1, 2]
+
+        started = await first_chunk(_items(100), lambda n: {"n": n}, 64)
+        assert started.rest is not None and 64 <= len(started.lines) < 64 + 16
+        chunks = await _collect(
+            ndjson_chunks(started.rest, lambda n: {"n": n}, 64, lambda exc: {}, first=started)
+        )
+        assert chunks[0] == bytes(started.lines)  # sent first, before any further item
+        lines = b"".join(chunks).decode().splitlines()
+        assert [json.loads(line)["n"] for line in lines] == list(range(100))
+
+        with pytest.raises(KafkaUnavailable):  # nothing sent yet: a problem answer, not a line
+            await first_chunk(_items(3, fail=True), str, 1000)
 
     asyncio.run(run())

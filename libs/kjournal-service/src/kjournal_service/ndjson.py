@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import orjson
 from kjournal.spans import recording
 from opentelemetry.trace import get_current_span
 
-__all__ = ["Prefetched", "ndjson_chunks", "ndjson_line", "prefetch"]
+__all__ = ["FirstChunk", "Prefetched", "first_chunk", "ndjson_chunks", "ndjson_line", "prefetch"]
 
 T = TypeVar("T")
 
@@ -82,14 +83,46 @@ async def prefetch(items: AsyncIterator[T]) -> Prefetched[T]:
     return Prefetched(first, items)
 
 
+@dataclass(slots=True)
+class FirstChunk(Generic[T]):
+    """The lines of a source's first items, about a chunk; `rest` is None when they are all
+    (the answer can go as one body, with its length), else the source to stream on from."""
+
+    lines: bytearray
+    count: int
+    rest: AsyncIterator[T] | None
+
+
+async def first_chunk(
+    items: AsyncIterator[T], encode: Callable[[T], Any], chunk_bytes: int
+) -> FirstChunk[T]:
+    """Encode items until about `chunk_bytes` are ready or the source ends. Errors propagate
+    (and the source is closed): nothing has been sent, so they are a proper problem answer."""
+    lines = bytearray()
+    count = 0
+    try:
+        async for item in items:
+            lines += ndjson_line(encode(item))
+            count += 1
+            if len(lines) >= chunk_bytes:
+                return FirstChunk(lines, count, items)
+    except BaseException:
+        await _close(items)
+        raise
+    await _close(items)
+    return FirstChunk(lines, count, None)
+
+
 async def ndjson_chunks(
     items: AsyncIterator[T] | Prefetched[T],
     encode: Callable[[T], Any],
     chunk_bytes: int,
     on_error: Callable[[Exception], Any],
     count_attribute: str | None = None,
+    first: FirstChunk[T] | None = None,
 ) -> AsyncIterator[bytes]:
-    """Lines of `encode(item)`, batched into chunks of about `chunk_bytes`.
+    """Lines of `encode(item)`, batched into chunks of about `chunk_bytes` (after the lines of
+    `first`, if given, which counts its items).
 
     An exception from the source ends the stream with the line `{"problem": on_error(exc)}`.
     `count_attribute` names the attribute of the current span (the request's) that gets the
@@ -97,10 +130,12 @@ async def ndjson_chunks(
     """
     buffer = bytearray()
     iterator = aiter(items)
-    count = 0
+    count = 0 if first is None else first.count
     failed = False
     try:
         try:
+            if first is not None:
+                yield bytes(first.lines)
             async for item in iterator:
                 buffer += ndjson_line(encode(item))
                 count += 1

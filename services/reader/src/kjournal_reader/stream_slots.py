@@ -24,6 +24,11 @@ class StreamSlot:
             self._held = False
             self._owner._released()
 
+    async def released(self) -> None:
+        """`release` as a coroutine: a response's background task that runs on the loop (a
+        plain function would be handed to a worker thread)."""
+        self.release()
+
 
 class StreamSlots:
     def __init__(self, limit: int, metrics: Metrics) -> None:

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-from fastapi import Request
+from fastapi import Request, Response
 from fastapi.responses import StreamingResponse
 from kjournal.api.schemas import NDJSON_CONTENT_TYPE
-from kjournal_service.ndjson import Prefetched, ndjson_chunks, ndjson_line
+from kjournal.spans import recording
+from kjournal_service.ndjson import FirstChunk, Prefetched, ndjson_chunks, ndjson_line
 from kjournal_service.problems import problem_responses, stream_problem
 from kjournal_service.settings import HttpSettings
+from opentelemetry.trace import get_current_span
 
 T = TypeVar("T")
 
@@ -43,6 +45,32 @@ def ndjson_response(
 
     return StreamingResponse(
         ndjson_chunks(items, encode, http.stream_chunk_bytes, on_error, count_attribute),
+        media_type=NDJSON_CONTENT_TYPE,
+    )
+
+
+def whole_or_streamed(
+    request: Request,
+    http: HttpSettings,
+    first: FirstChunk[T],
+    encode: Callable[[T], Any],
+    count_attribute: str | None = None,
+) -> Response:
+    """An answer whose lines all fit in `first` as one body (with its length: no chunked
+    stream to set up and end), else `first`'s lines streamed on as `ndjson_response` does."""
+    if first.rest is None:
+        if count_attribute is not None and recording():
+            get_current_span().set_attribute(count_attribute, first.count)
+        return Response(bytes(first.lines), media_type=NDJSON_CONTENT_TYPE)
+    path = request.url.path
+
+    def on_error(exc: Exception) -> dict[str, Any]:
+        return stream_problem(exc, "GET", path)
+
+    return StreamingResponse(
+        ndjson_chunks(
+            first.rest, encode, http.stream_chunk_bytes, on_error, count_attribute, first
+        ),
         media_type=NDJSON_CONTENT_TYPE,
     )
 

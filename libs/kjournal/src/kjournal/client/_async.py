@@ -162,7 +162,7 @@ class AsyncClient(BaseClient):
                         await response.aread()
                         cursor.rejected(response)
                     else:
-                        async for line in response.aiter_lines():
+                        async for line in _event_lines(response):
                             record = cursor.take(line)
                             if record is not None:
                                 yield record
@@ -274,3 +274,14 @@ class AsyncClient(BaseClient):
     async def ready(self, service: str = "reader") -> ReadinessOut:
         """The service's readiness report (503 included: it is an answer, not a failure)."""
         return await self._send(self._ready_call(service))
+
+
+async def _event_lines(response: httpx.Response) -> AsyncGenerator[str | bytes, None]:
+    """An events answer's lines: split at once when it came whole (with its length: a short
+    read), else as they arrive."""
+    if "content-length" in response.headers:
+        for whole_line in (await response.aread()).splitlines():
+            yield whole_line
+    else:
+        async for line in response.aiter_lines():
+            yield line

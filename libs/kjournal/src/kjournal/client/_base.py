@@ -19,6 +19,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Generic, TypeVar
 
 import httpx
+import orjson
 from opentelemetry import propagate
 from pydantic import ValidationError
 
@@ -182,18 +183,22 @@ def transport_error(exc: httpx.TransportError, url: str) -> KJournalError:
     return Unavailable(f"cannot reach {url}: {type(exc).__name__}: {exc}")
 
 
-def _json_line(line: str) -> Any:
-    """A stream line's JSON value, or the problem that ended the stream."""
+def _json_line(line: str | bytes) -> Any:
+    """A stream line's JSON value, or the problem that ended the stream. orjson first; what it
+    refuses (integers beyond 64 bits, lone surrogates) the standard library reads."""
     try:
-        value: Any = json.loads(line)
-    except ValueError as exc:
-        raise FormatError(f"not a JSON line: {line[:100]!r}") from exc
+        value: Any = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise FormatError(f"not a JSON line: {line[:100]!r}") from exc
     if isinstance(value, dict) and "problem" in value:
         return Problem.model_validate(value["problem"])
     return value
 
 
-def decode_line(line: str) -> EventRecord | Problem:
+def decode_line(line: str | bytes) -> EventRecord | Problem:
     """One line of an events stream: an event, or the problem that ended the stream."""
     value = _json_line(line)
     if isinstance(value, Problem):
@@ -496,7 +501,7 @@ class ReadCursor:
     def unreachable(self, exc: httpx.TransportError) -> None:
         self._error, self._retryable, self._cause = transport_error(exc, self.url), True, exc
 
-    def take(self, line: str) -> EventRecord | None:
+    def take(self, line: str | bytes) -> EventRecord | None:
         """The event on a line; None for a blank line, and for a problem line, which ends the
         attempt as `failed`."""
         item = decode_line(line) if line else None

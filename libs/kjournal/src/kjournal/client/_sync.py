@@ -160,7 +160,7 @@ class Client(BaseClient):
                         response.read()
                         cursor.rejected(response)
                     else:
-                        for line in response.iter_lines():
+                        for line in _event_lines(response):
                             record = cursor.take(line)
                             if record is not None:
                                 yield record
@@ -270,3 +270,14 @@ class Client(BaseClient):
     def ready(self, service: str = "reader") -> ReadinessOut:
         """The service's readiness report (503 included: it is an answer, not a failure)."""
         return self._send(self._ready_call(service))
+
+
+def _event_lines(response: httpx.Response) -> Generator[str | bytes, None, None]:
+    """An events answer's lines: split at once when it came whole (with its length: a short
+    read), else as they arrive."""
+    if "content-length" in response.headers:
+        for whole_line in (response.read()).splitlines():
+            yield whole_line
+    else:
+        for line in response.iter_lines():
+            yield line

@@ -35,7 +35,9 @@ class ConsumerPool(AsyncResource):
         self._settings = settings
         self._metrics = metrics or NoopMetrics()
         self._slots = asyncio.Semaphore(settings.max_size)
-        self._idle: list[tuple[AIOKafkaConsumer, float]] = []
+        # (consumer, idle since, the topic it last served): a consumer whose client already
+        # tracks the asked topic answers without a metadata request
+        self._idle: list[tuple[AIOKafkaConsumer, float, str | None]] = []
         self._reaper: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -46,7 +48,7 @@ class ConsumerPool(AsyncResource):
         self._closed = True
         await cancel_and_wait(self._reaper)
         idle, self._idle = self._idle, []
-        for consumer, _ in idle:
+        for consumer, _, _ in idle:
             await consumer.stop()
 
     @property
@@ -54,9 +56,14 @@ class ConsumerPool(AsyncResource):
         return len(self._idle)
 
     @contextlib.asynccontextmanager
-    async def acquire(self) -> AsyncIterator[AIOKafkaConsumer]:
-        """A consumer with no assignment; returned to the pool (unassigned) afterwards. With
-        tracing on, waiting for it (and creating it) is a span, `consumer acquire`."""
+    async def acquire(self, topic: str | None = None) -> AsyncIterator[AIOKafkaConsumer]:
+        """A consumer for `topic`, one that served it last if one is idle; whatever it was
+        assigned is paused (it fetches nothing). With tracing on, waiting for it (and creating
+        it) is a span, `consumer acquire`.
+
+        Returned consumers keep their assignment, paused: unassigning would make aiokafka track
+        no topic, and it then asks the brokers for every topic's metadata at once, and again
+        when the next caller assigns."""
         started = time.perf_counter()
         with span(sem.SPAN_CONSUMER_ACQUIRE) as acquiring:
             try:
@@ -71,7 +78,7 @@ class ConsumerPool(AsyncResource):
             if acquiring is not None:
                 acquiring.set_attribute(sem.CONSUMER_CREATED, not self._idle)
             try:
-                consumer = self._idle.pop()[0] if self._idle else await self._create()
+                consumer = self._take_idle(topic) or await self._create()
             except BaseException:
                 self._slots.release()
                 raise
@@ -83,12 +90,24 @@ class ConsumerPool(AsyncResource):
                 healthy = True
             finally:
                 if healthy and not self._closed:
-                    consumer.assign([])
-                    self._idle.append((consumer, time.monotonic()))
+                    assigned = consumer.assignment()
+                    if assigned:
+                        consumer.pause(*assigned)
+                    served = next(iter(assigned)).topic if assigned else topic
+                    self._idle.append((consumer, time.monotonic(), served))
                 else:
                     await consumer.stop()
         finally:
             self._slots.release()
+
+    def _take_idle(self, topic: str | None) -> AIOKafkaConsumer | None:
+        """The most recently idle consumer that served `topic`, else the most recent one."""
+        if not self._idle:
+            return None
+        for index in range(len(self._idle) - 1, -1, -1):
+            if self._idle[index][2] == topic:
+                return self._idle.pop(index)[0]
+        return self._idle.pop()[0]
 
     async def _create(self) -> AIOKafkaConsumer:
         consumer = AIOKafkaConsumer(
@@ -114,7 +133,7 @@ class ConsumerPool(AsyncResource):
             cutoff = time.monotonic() - self._settings.idle_timeout_s
             stale = [entry for entry in self._idle if entry[1] < cutoff]
             self._idle = [entry for entry in self._idle if entry[1] >= cutoff]
-            for consumer, _ in stale:
+            for consumer, _, _ in stale:
                 with contextlib.suppress(Exception):
                     await consumer.stop()
             if stale:

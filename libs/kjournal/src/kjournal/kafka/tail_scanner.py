@@ -76,7 +76,7 @@ class KafkaTailScanner:
 
     async def end_offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, int]:
         """The offset the next record of each partition will get (one ListOffsets request)."""
-        async with self._pool.acquire() as consumer:
+        async with self._pool.acquire(topic) as consumer:
             started = time.perf_counter()
             with kafka_errors(topic):
                 ends = await end_offsets(consumer, [(topic, p) for p in partitions])
@@ -86,7 +86,7 @@ class KafkaTailScanner:
     async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
         """(beginning, end) offset of each partition: what Kafka still holds (writes nothing).
         UnknownTopic if the topic is gone (deleted since its partitions were counted)."""
-        async with self._pool.acquire() as consumer:
+        async with self._pool.acquire(topic) as consumer:
             with kafka_errors(topic):
                 held = await partition_offsets(consumer, [(topic, p) for p in partitions])
         if len(held) < len(partitions):
@@ -119,7 +119,7 @@ class KafkaTailScanner:
         if start >= end:
             return
         tp = TopicPartition(topic, partition)
-        async with self._pool.acquire() as consumer:
+        async with self._pool.acquire(topic) as consumer:
             consumer.assign([tp])
             seek_started = time.perf_counter()
             with span(sem.SPAN_CONSUMER_SEEK, attributes={sem.MESSAGING_KAFKA_OFFSET: start}):
@@ -139,7 +139,7 @@ class KafkaTailScanner:
         each batch holds what one poll brought whose key `accept`s (each partition's in offset
         order), an empty one when `wait_s` passed without any."""
         tps = {partition: TopicPartition(topic, partition) for partition in starts}
-        async with self._pool.acquire() as consumer:
+        async with self._pool.acquire(topic) as consumer:
             consumer.assign(list(tps.values()))
             for partition, tp in tps.items():
                 consumer.seek(tp, starts[partition])

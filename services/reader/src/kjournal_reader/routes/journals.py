@@ -16,7 +16,7 @@ from kjournal.model import SEQ_NR_MAX
 from kjournal.spans import conventions as sem
 from kjournal_service.auth import Scope, requires
 from kjournal_service.hot_routes import served_by
-from kjournal_service.ndjson import prefetch
+from kjournal_service.ndjson import first_chunk
 from kjournal_service.params import IdPath, TopicPath
 from kjournal_service.problems import problem_responses
 from pydantic import TypeAdapter, ValidationError
@@ -32,7 +32,7 @@ from kjournal_reader.schemas import (
     ToQuery,
 )
 from kjournal_reader.state import ReaderState
-from kjournal_reader.streams import ndjson_response, ndjson_responses
+from kjournal_reader.streams import ndjson_responses, whole_or_streamed
 
 router = APIRouter(prefix="/v1/journals", tags=["journals"])
 
@@ -71,12 +71,13 @@ async def serve_events(request: Request, topic: str, id: str) -> Response:
     try:
         # from > to is an empty range: no events (the journal must still exist, as for any range)
         view = await journal.view()
-        records = await prefetch(journal.events(view, from_, to, limit))
+        events = journal.events(view, from_, to, limit)
+        first = await first_chunk(events, event_record_to_json, state.http.stream_chunk_bytes)
     except BaseException:
         slot.release()
         raise
-    response = ndjson_response(request, state.http, records, event_record_to_json, sem.EVENTS)
-    response.background = BackgroundTask(slot.release)
+    response = whole_or_streamed(request, state.http, first, event_record_to_json, sem.EVENTS)
+    response.background = BackgroundTask(slot.released)
     response.headers["etag"] = entity_tag(view.info.seq_nr)
     return response
 
