@@ -110,11 +110,13 @@ def test_prefetch_surfaces_errors_before_the_stream_starts():
 def test_a_first_chunk_holds_a_short_answer_whole_and_a_long_one_streams_on():
     async def run() -> None:
         whole = await first_chunk(_items(3), lambda n: {"n": n}, 1000)
-        assert whole.rest is None and whole.count == 3
+        assert whole.rest is None
+        assert whole.count == 3
         assert [json.loads(line)["n"] for line in whole.lines.decode().splitlines()] == [0, 1, 2]
 
         started = await first_chunk(_items(100), lambda n: {"n": n}, 64)
-        assert started.rest is not None and 64 <= len(started.lines) < 64 + 16
+        assert started.rest is not None
+        assert 64 <= len(started.lines) < 64 + 16
         chunks = await _collect(
             ndjson_chunks(started.rest, lambda n: {"n": n}, 64, lambda exc: {}, first=started)
         )
