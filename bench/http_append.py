@@ -108,7 +108,7 @@ def _payload(size: int, n: int) -> JsonValue:
     return {"n": n, "pad": "x" * max(0, size - 20)}
 
 
-def _wrk_command(
+def wrk_command(
     url: str,
     topic: str,
     prefix: str,
@@ -116,9 +116,14 @@ def _wrk_command(
     seconds: int,
     size: int,
     tokens: Path | None = None,
+    *,
+    journals: int | None = None,
+    mode: str = "counter",
 ) -> list[str]:
-    command = ["wrk", "-t1", f"-c{level}", f"-d{seconds}s", "--timeout", "10s"]
-    command += ["-s", str(WRK_SCRIPT), url, "--", topic, prefix, str(level), str(size)]
+    """wrk with `level` connections for `seconds` s, appending `size`-byte events to `journals`
+    journals (default: one per connection) as bench/http_append.lua's MODE says."""
+    command = ["wrk", "-t1", f"-c{level}", f"-d{seconds}s", "--timeout", "10s", "-s"]
+    command += [str(WRK_SCRIPT), url, "--", topic, prefix, str(journals or level), str(size), mode]
     return command if tokens is None else [*command, str(tokens)]
 
 
@@ -135,7 +140,7 @@ def wrk(
     if given); SystemExit if any answer was not a 2xx or a socket failed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
-        _wrk_command(url, topic, prefix, level, seconds, size, tokens),
+        wrk_command(url, topic, prefix, level, seconds, size, tokens),
         capture_output=True,
         text=True,
         check=False,
@@ -150,7 +155,7 @@ def wrk_side_by_side(
     """One wrk per (url, prefix), all at once: each writer under the same host load."""
     started = {
         name: subprocess.Popen(
-            _wrk_command(url, topic, prefix, level, seconds, size),
+            wrk_command(url, topic, prefix, level, seconds, size),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
