@@ -24,7 +24,6 @@ import argparse
 import math
 import os
 import statistics
-import subprocess
 import tempfile
 import time
 from contextlib import ExitStack
@@ -35,7 +34,7 @@ import httpx
 from kjournal.kafka.settings import KafkaSettings
 
 from bench._http import bench_topic, cpu_seconds, host_busy_seconds, service_process, writers_reader
-from bench.http_append import WARMUP_S, Result, _result, wrk_command
+from bench.http_append import WARMUP_S, Load, Result, wrk_side_by_side
 
 __all__ = ["compare_conditional"]
 
@@ -63,36 +62,20 @@ def _load(
     writers: list[str], topic: str, prefix: str, level: int, seconds: int, size: int, mode: str
 ) -> list[Result]:
     """One wrk per writer at once, the connections and journals split between them."""
-    started = [
-        subprocess.Popen(
-            wrk_command(
-                url,
-                topic,
-                f"{prefix}-w{n}",
-                level // len(writers),
-                seconds,
-                size,
-                journals=JOURNALS // len(writers),
-                mode=mode,
-            ),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+    loads = {
+        f"w{n}": Load(
+            url,
+            topic,
+            f"{prefix}-w{n}",
+            level // len(writers),
+            seconds,
+            size,
+            journals=JOURNALS // len(writers),
+            mode=mode,
         )
         for n, url in enumerate(writers)
-    ]
-    results = []
-    for process in started:
-        out, err = process.communicate()
-        results.append(_result(level, process.returncode, out, err, _NO_USAGE, _NO_USAGE))
-    return results
-
-
-class _Usage:
-    ru_utime = ru_stime = 0.0
-
-
-_NO_USAGE = _Usage()
+    }
+    return list(wrk_side_by_side(loads).values())
 
 
 def _appends_answered(url: str) -> float:
