@@ -1,5 +1,5 @@
-"""Shared by the HTTP benchmarks: the host, a service process and the CPU it uses, percentiles and
-a throw-away topic."""
+"""Shared by the HTTP benchmarks: the host, a service process and the CPU it uses, percentiles, a
+throw-away topic and a throw-away keyspace."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ from typing import Any, TypeVar
 
 import httpx
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from cassandra.cluster import Session
+from kjournal.cassandra.schema import migrate
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal_dev.platform.lifecycle import Endpoints
 
 
 def host() -> str:
@@ -153,6 +158,26 @@ def bench_topic(bootstrap: str, partitions: int = 8) -> Iterator[str]:
         yield name
     finally:
         asyncio.run(_admin(bootstrap, None, name, partitions))
+
+
+@contextmanager
+def bench_keyspace(endpoints: Endpoints) -> Iterator[tuple[Session, CassandraSettings]]:
+    """A fresh keyspace with the journal schema on the platform's Cassandra, dropped afterwards:
+    a session to it, and the settings that name it."""
+    cassandra = CassandraSettings(
+        contact_points=(endpoints.cassandra_host,),
+        port=endpoints.cassandra_port,
+        keyspace=f"kjbench_{uuid.uuid4().hex[:10]}",
+    )
+    session = connect(cassandra)
+    try:
+        migrate(session, cassandra)
+        try:
+            yield session, cassandra
+        finally:
+            session.execute(f"DROP KEYSPACE IF EXISTS {cassandra.keyspace}")
+    finally:
+        session.cluster.shutdown()
 
 
 def dev_reader_settings(bootstrap: str) -> dict[str, str]:
