@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import platform
 import signal
 import socket
 import subprocess
@@ -25,20 +24,13 @@ from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.platform.lifecycle import Endpoints
 
+from bench._host import host_line, load_average
+
 
 def host() -> str:
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     return (
-        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"load average {load} (Kafka, Cassandra and whatever else runs share these cores)"
+        f"{host_line()}, load average {load_average()} (Kafka, Cassandra and whatever else runs "
+        "share these cores)"
     )
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import tempfile
 import time
@@ -36,6 +35,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Platform
 
+from bench._host import load_average
 from bench._http import bench_keyspace, bench_topic, cpu_seconds, host, service_process
 from bench.feed import PARTITIONS, raw_catch_up
 from bench.feed import fill as fill_topic
@@ -140,7 +140,7 @@ def main() -> None:
             f"record: one core folds {1 / cpu:,.0f} records/s); raw decoding consumer "
             f"{raw_rate:,.0f} records/s; fold/raw {fold / raw_rate:.2f}"
         )
-    print(f"load        {', '.join(f'{v:.1f}' for v in os.getloadavg())} (after the run)")
+    print(f"load        {load_average()} (after the run)")
 
 
 if __name__ == "__main__":

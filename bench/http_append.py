@@ -69,6 +69,7 @@ from kjournal.model import Event, Events, JsonPayload, JsonValue, Key, SeqNr
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import append_action, encode_action
 
+from bench._host import load_average
 from bench._http import (
     bench_topic,
     cpu_seconds,
@@ -335,7 +336,7 @@ def main() -> None:
             args.workers,
             args.rounds,
         )
-    print(f"load        {', '.join(f'{value:.1f}' for value in os.getloadavg())} (after the run)")
+    print(f"load        {load_average()} (after the run)")
 
 
 def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Namespace) -> None:
