@@ -2,7 +2,7 @@
 process adds (issue 25).
 
 One reader (kjournal-dev's Kafka and Cassandra) and two writer processes asking it for their
-appends' outcomes. wrk (bench/http_append_conditional.lua) sends one event per append to 1,000
+appends' outcomes. wrk (bench/http_append.lua) sends one event per append to 1,000
 journals over c keep-alive connections, each journal with one append in flight at a time and its
 seqNr tracked: conditional (`If-None-Match: *` for a journal's first append, then `If-Match:
 "<its seqNr>"`) or unconditional (the same seqNrs, no header). Each measured run writes fresh
@@ -24,7 +24,6 @@ import argparse
 import math
 import os
 import statistics
-import subprocess
 import tempfile
 import time
 from contextlib import ExitStack
@@ -35,11 +34,10 @@ import httpx
 from kjournal.kafka.settings import KafkaSettings
 
 from bench._http import bench_topic, cpu_seconds, host_busy_seconds, service_process, writers_reader
-from bench.http_append import WARMUP_S, Result, _result
+from bench.http_append import WARMUP_S, Load, Result, wrk_side_by_side
 
 __all__ = ["compare_conditional"]
 
-SCRIPT = Path(__file__).with_name("http_append_conditional.lua")
 JOURNALS = 1_000
 MODES = ("unconditional", "conditional")
 
@@ -60,50 +58,24 @@ class Run:
         return self.appends / self.seconds
 
 
-def _wrk(
-    url: str,
-    topic: str,
-    prefix: str,
-    connections: int,
-    journals: int,
-    seconds: int,
-    size: int,
-    mode: str,
-) -> subprocess.Popen[str]:
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s"]
-    command += ["-s", str(SCRIPT), url, "--", topic, prefix, str(journals), str(size), mode]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def _load(
     writers: list[str], topic: str, prefix: str, level: int, seconds: int, size: int, mode: str
 ) -> list[Result]:
     """One wrk per writer at once, the connections and journals split between them."""
-    started = [
-        _wrk(
+    loads = {
+        f"w{n}": Load(
             url,
             topic,
             f"{prefix}-w{n}",
             level // len(writers),
-            JOURNALS // len(writers),
             seconds,
             size,
-            mode,
+            journals=JOURNALS // len(writers),
+            mode=mode,
         )
         for n, url in enumerate(writers)
-    ]
-    results = []
-    for process in started:
-        out, err = process.communicate()
-        results.append(_result(level, process.returncode, out, err, _NO_USAGE, _NO_USAGE))
-    return results
-
-
-class _Usage:
-    ru_utime = ru_stime = 0.0
-
-
-_NO_USAGE = _Usage()
+    }
+    return list(wrk_side_by_side(loads).values())
 
 
 def _appends_answered(url: str) -> float:

@@ -1,11 +1,10 @@
-"""Shared by the HTTP benchmarks: the host, a service process and the CPU it uses, percentiles and
-a throw-away topic."""
+"""Shared by the HTTP benchmarks: the host, a service process and the CPU it uses, percentiles, a
+throw-away topic and a throw-away keyspace."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import platform
 import signal
 import socket
 import subprocess
@@ -19,21 +18,19 @@ from typing import Any, TypeVar
 
 import httpx
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from cassandra.cluster import Session
+from kjournal.cassandra.schema import migrate
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal_dev.platform.lifecycle import Endpoints
+
+from bench._host import host_line, load_average
 
 
 def host() -> str:
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     return (
-        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"load average {load} (Kafka, Cassandra and whatever else runs share these cores)"
+        f"{host_line()}, load average {load_average()} (Kafka, Cassandra and whatever else runs "
+        "share these cores)"
     )
 
 
@@ -153,6 +150,26 @@ def bench_topic(bootstrap: str, partitions: int = 8) -> Iterator[str]:
         yield name
     finally:
         asyncio.run(_admin(bootstrap, None, name, partitions))
+
+
+@contextmanager
+def bench_keyspace(endpoints: Endpoints) -> Iterator[tuple[Session, CassandraSettings]]:
+    """A fresh keyspace with the journal schema on the platform's Cassandra, dropped afterwards:
+    a session to it, and the settings that name it."""
+    cassandra = CassandraSettings(
+        contact_points=(endpoints.cassandra_host,),
+        port=endpoints.cassandra_port,
+        keyspace=f"kjbench_{uuid.uuid4().hex[:10]}",
+    )
+    session = connect(cassandra)
+    try:
+        migrate(session, cassandra)
+        try:
+            yield session, cassandra
+        finally:
+            session.execute(f"DROP KEYSPACE IF EXISTS {cassandra.keyspace}")
+    finally:
+        session.cluster.shutdown()
 
 
 def dev_reader_settings(bootstrap: str) -> dict[str, str]:

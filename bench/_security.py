@@ -44,7 +44,7 @@ from kjournal_dev.security.kafka import admin_options, client_env
 from kjournal_dev.security.tokens import DevIssuer
 
 from bench._http import bench_topic, cpu_seconds, dev_reader_settings, service_process
-from bench.http_append import WARMUP_S, Result, wrk
+from bench.http_append import WARMUP_S, Load, Result, wrk
 
 __all__ = ["compare"]
 
@@ -204,9 +204,9 @@ def compare(
                             work / "logs",
                         ) as (url, pid),
                     ):
-                        wrk(url, topic, f"warm-{prefix}", level, WARMUP_S, size, tokens)
+                        wrk(Load(url, topic, f"warm-{prefix}", level, WARMUP_S, size, tokens))
                         before = cpu_seconds(pid)
-                        result = wrk(url, topic, prefix, level, seconds, size, tokens)
+                        result = wrk(Load(url, topic, prefix, level, seconds, size, tokens))
                         variant.cpu.append((cpu_seconds(pid) - before) / max(1, result.count))
                     variant.rates.append(result)
             _print_level(level, variants)

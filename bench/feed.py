@@ -54,6 +54,7 @@ from kjournal.model import Append, Event, JsonPayload, Key, SeqNr
 from kjournal.read import event_records
 from kjournal.wire.record import decode_action_record
 
+from bench._host import load_average
 from bench._http import bench_topic, dev_reader_settings, host, percentile, run, service_process
 from bench._tracing import tracing_env
 
@@ -390,9 +391,7 @@ def main() -> None:
                 "live tail from the 201",
                 live_from_201(writer, reader, topic, args.http_rate, args.seconds),
             )
-    print(
-        f"load        {', '.join(f'{v:.1f}' for v in os.getloadavg())} (after the run); logs {logs}"
-    )
+    print(f"load        {load_average()} (after the run); logs {logs}")
 
 
 if __name__ == "__main__":

@@ -24,23 +24,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import tempfile
 import time
-import uuid
 from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from kjournal.cassandra.schema import migrate
-from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Platform
 
-from bench._http import bench_topic, cpu_seconds, host, service_process
+from bench._host import load_average
+from bench._http import bench_keyspace, bench_topic, cpu_seconds, host, service_process
 from bench.feed import PARTITIONS, raw_catch_up
 from bench.feed import fill as fill_topic
 
@@ -93,69 +89,58 @@ def main() -> None:
     args = parser.parse_args()
     endpoints = Platform(DevConfig.from_env()).up(with_services=False)
     bootstrap = endpoints.kafka_bootstrap
-    keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
-    cassandra = CassandraSettings(
-        contact_points=(endpoints.cassandra_host,), port=endpoints.cassandra_port, keyspace=keyspace
-    )
     print("bench.fold")
     print(f"host        {host()}")
-    session = connect(cassandra)
-    try:
-        migrate(session, cassandra)
-        with ExitStack() as stack:
-            stack.callback(session.execute, f"DROP KEYSPACE IF EXISTS {keyspace}")
-            logs = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-fold-")))
-            topic = stack.enter_context(bench_topic(bootstrap, PARTITIONS))
-            events = asyncio.run(
-                fill_topic(bootstrap, topic, args.journals, args.appends, args.events)
-            )
-            records = args.journals * args.appends
+    with ExitStack() as stack:
+        keyspace = stack.enter_context(bench_keyspace(endpoints))[1].keyspace
+        logs = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-fold-")))
+        topic = stack.enter_context(bench_topic(bootstrap, PARTITIONS))
+        events = asyncio.run(fill_topic(bootstrap, topic, args.journals, args.appends, args.events))
+        records = args.journals * args.appends
+        print(
+            f"backlog     {records:,} records ({events:,} events) of {args.journals:,} "
+            f"journals in {PARTITIONS} partitions; keyspace {keyspace} (no pointer2: the "
+            "fold starts at 0); reader tracing off"
+        )
+        settings = {
+            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+            "KJOURNAL_CASSANDRA__CONTACT_POINTS": endpoints.cassandra_host,
+            "KJOURNAL_CASSANDRA__PORT": str(endpoints.cassandra_port),
+            "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
+            "OTEL_SDK_DISABLED": "true",
+        }
+        fold_rates: list[float] = []
+        fold_cpu: list[float] = []
+        raw_rates: list[float] = []
+        for round_ in range(args.rounds):
+            with service_process("kjournal_reader", settings, logs / f"r{round_}") as (
+                url,
+                pid,
+            ):
+                ends = asyncio.run(_ends(url, topic))
+                last = asyncio.run(_last_records(bootstrap, topic, ends))
+                before, started = cpu_seconds(pid), time.perf_counter()
+                asyncio.run(_fold_once(url, topic, last, ends))
+                seconds = time.perf_counter() - started
+                used = cpu_seconds(pid) - before
+            fold_rates.append(records / seconds)
+            fold_cpu.append(used / records)
+            read, raw_seconds = asyncio.run(raw_catch_up(bootstrap, topic, decode=True))
+            raw_rates.append(read / raw_seconds)
             print(
-                f"backlog     {records:,} records ({events:,} events) of {args.journals:,} "
-                f"journals in {PARTITIONS} partitions; keyspace {keyspace} (no pointer2: the "
-                "fold starts at 0); reader tracing off"
+                f"round {round_ + 1}     fold {records / seconds:10,.0f} records/s, reader CPU "
+                f"{used / records * 1e6:6.1f} µs/record   raw decoding consumer "
+                f"{read / raw_seconds:10,.0f} records/s",
+                flush=True,
             )
-            settings = {
-                "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
-                "KJOURNAL_CASSANDRA__CONTACT_POINTS": endpoints.cassandra_host,
-                "KJOURNAL_CASSANDRA__PORT": str(endpoints.cassandra_port),
-                "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
-                "OTEL_SDK_DISABLED": "true",
-            }
-            fold_rates: list[float] = []
-            fold_cpu: list[float] = []
-            raw_rates: list[float] = []
-            for round_ in range(args.rounds):
-                with service_process("kjournal_reader", settings, logs / f"r{round_}") as (
-                    url,
-                    pid,
-                ):
-                    ends = asyncio.run(_ends(url, topic))
-                    last = asyncio.run(_last_records(bootstrap, topic, ends))
-                    before, started = cpu_seconds(pid), time.perf_counter()
-                    asyncio.run(_fold_once(url, topic, last, ends))
-                    seconds = time.perf_counter() - started
-                    used = cpu_seconds(pid) - before
-                fold_rates.append(records / seconds)
-                fold_cpu.append(used / records)
-                read, raw_seconds = asyncio.run(raw_catch_up(bootstrap, topic, decode=True))
-                raw_rates.append(read / raw_seconds)
-                print(
-                    f"round {round_ + 1}     fold {records / seconds:10,.0f} records/s, reader CPU "
-                    f"{used / records * 1e6:6.1f} µs/record   raw decoding consumer "
-                    f"{read / raw_seconds:10,.0f} records/s",
-                    flush=True,
-                )
-            fold, raw_rate = statistics.median(fold_rates), statistics.median(raw_rates)
-            cpu = statistics.median(fold_cpu)
-            print(
-                f"medians     fold {fold:,.0f} records/s ({cpu * 1e6:.1f} µs of reader CPU per "
-                f"record: one core folds {1 / cpu:,.0f} records/s); raw decoding consumer "
-                f"{raw_rate:,.0f} records/s; fold/raw {fold / raw_rate:.2f}"
-            )
-    finally:
-        session.cluster.shutdown()
-    print(f"load        {', '.join(f'{v:.1f}' for v in os.getloadavg())} (after the run)")
+        fold, raw_rate = statistics.median(fold_rates), statistics.median(raw_rates)
+        cpu = statistics.median(fold_cpu)
+        print(
+            f"medians     fold {fold:,.0f} records/s ({cpu * 1e6:.1f} µs of reader CPU per "
+            f"record: one core folds {1 / cpu:,.0f} records/s); raw decoding consumer "
+            f"{raw_rate:,.0f} records/s; fold/raw {fold / raw_rate:.2f}"
+        )
+    print(f"load        {load_average()} (after the run)")
 
 
 if __name__ == "__main__":

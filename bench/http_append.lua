@@ -1,14 +1,26 @@
--- wrk script of bench/http_append.py: each request appends one event to one of N journals.
+-- wrk script of bench/http_append.py and bench/_conditional.py: each request appends one event to
+-- one of N journals.
 --
---   wrk -t1 -cN -dS -s bench/http_append.lua URL -- TOPIC PREFIX N PAYLOAD_BYTES [TOKENS_FILE]
+--   wrk -t1 -cC -dS -s bench/http_append.lua URL -- TOPIC PREFIX N PAYLOAD_BYTES MODE [TOKENS_FILE]
+--
+-- A journal is reused only once its previous append was answered, so each journal has at most
+-- one append in flight and its seqNrs strictly increase. wrk does not say which connection a
+-- response belongs to, so the answer's "from" (the append's first seqNr) must name the journal
+-- that is free again. MODE says how:
+--
+-- * "counter" (bench/http_append.py): seqNrs come from one counter (unique across journals, with
+--   gaps within one), and a table of those in flight gives the journal;
+-- * "unconditional" or "conditional" (bench/_conditional.py): journal j's seqNrs are consecutive
+--   from j * STRIDE + 1, so "from" gives the journal and its new seqNr. Both send the same
+--   seqNrs; "conditional" adds If-None-Match: * to a journal's first append and If-Match:
+--   "<its seqNr>" to the others, all of which hold.
 --
 -- With TOKENS_FILE (one bearer token per line), request k carries the k-th token (round robin):
 -- one line sends the same token every time, as a client does; many, a new one per request.
--- A journal is reused only once its previous append was answered, so each journal has at most
--- one append in flight and its seqNrs strictly increase. wrk does not say which connection a
--- response belongs to, so seqNrs come from one counter (unique across journals, with gaps within
--- one) and the answer's "from" names the journal that is free again. done() prints "bench.*"
--- lines for the Python side, which fails the run on any non-2xx answer or socket error.
+-- done() prints "bench.*" lines for the Python side, which fails the run on any non-2xx answer
+-- (a 412 included) or socket error.
+
+local STRIDE = 1000000000
 
 local threads = {}
 
@@ -16,13 +28,14 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
-local request_format, body_format
+local request_format, body_format, mode
 local tokens, token_count, token_index = {}, 0, 0
 local free = {} -- journals with no append in flight, oldest first
 local free_first, free_last = 1, 0
 local journals = 0
-local in_flight = {} -- seqNr -> journal
-seq = 0
+local seq = 0 -- "counter": the last seqNr sent
+local in_flight = {} -- "counter": seqNr -> journal
+local seq_nrs = {} -- the other modes: journal -> its seqNr (0: not written yet)
 bad = 0
 sample = ""
 
@@ -33,7 +46,8 @@ end
 
 local function acquire()
   if free_first > free_last then
-    -- Only after a failed append, whose journal is never released: open another one.
+    -- Only after a failed append, whose journal is never released (the run fails): a new one.
+    seq_nrs[journals] = 0
     journals = journals + 1
     return journals - 1
   end
@@ -45,15 +59,19 @@ end
 
 function init(args)
   local topic, prefix, count, size = args[1], args[2], tonumber(args[3]), tonumber(args[4])
-  if args[5] then
-    for line in io.lines(args[5]) do
+  mode = args[5]
+  if mode ~= "counter" and mode ~= "unconditional" and mode ~= "conditional" then
+    error("MODE is counter, unconditional or conditional, not " .. tostring(mode))
+  end
+  if args[6] then
+    for line in io.lines(args[6]) do
       token_count = token_count + 1
       tokens[token_count] = "Authorization: Bearer " .. line .. "\r\n"
     end
   end
   -- written out rather than with wrk.format, which takes wrk's Lua a third more CPU per request
   request_format = "POST /v1/journals/" .. topic .. "/" .. prefix .. "-%d/events HTTP/1.1\r\n"
-    .. "Host: " .. wrk.headers["Host"] .. "\r\n%s"
+    .. "Host: " .. wrk.headers["Host"] .. "\r\n%s%s"
     .. "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
   -- the payload the Python side sends too: {"n": seqNr, "pad": "xxx..."}, about `size` bytes
   body_format = '{"events":[{"seqNr":%d,"payload":{"n":%d,"pad":"'
@@ -61,21 +79,47 @@ function init(args)
     .. '"}}]}'
   journals = count
   for journal = 0, count - 1 do
+    seq_nrs[journal] = 0
     release(journal)
   end
 end
 
+-- The next append's seqNr for `journal`, and its condition header ("" for none).
+local function next_append(journal)
+  if mode == "counter" then
+    seq = seq + 1
+    in_flight[seq] = journal
+    return seq, ""
+  end
+  local current = seq_nrs[journal]
+  if current == 0 then
+    return journal * STRIDE + 1, mode == "conditional" and "If-None-Match: *\r\n" or ""
+  end
+  return current + 1, mode == "conditional" and 'If-Match: "' .. current .. '"\r\n' or ""
+end
+
+-- The journal of the append answered with `from`, now free again (nil: none in flight).
+local function answered(from)
+  if mode == "counter" then
+    local journal = in_flight[from]
+    in_flight[from] = nil
+    return journal
+  end
+  local journal = math.floor((from - 1) / STRIDE)
+  seq_nrs[journal] = from
+  return journal
+end
+
 function request()
   local journal = acquire()
-  seq = seq + 1
-  in_flight[seq] = journal
-  local body = string.format(body_format, seq, seq)
+  local seq_nr, condition = next_append(journal)
+  local body = string.format(body_format, seq_nr, seq_nr)
   local authorization = ""
   if token_count > 0 then
     authorization = tokens[token_index % token_count + 1]
     token_index = token_index + 1
   end
-  return string.format(request_format, journal, authorization, #body, body)
+  return string.format(request_format, journal, condition, authorization, #body, body)
 end
 
 local function record_failure(status, body)
@@ -87,12 +131,11 @@ end
 
 function response(status, _, body)
   local from = tonumber(string.match(body, '"from":(%d+)') or "")
-  local journal = from and in_flight[from]
-  if status < 200 or status > 299 or journal == nil then
+  local journal = status >= 200 and status <= 299 and from and answered(from)
+  if not journal then
     record_failure(status, body)
     return
   end
-  in_flight[from] = nil
   release(journal)
 end
 

@@ -69,6 +69,7 @@ from kjournal.model import Event, Events, JsonPayload, JsonValue, Key, SeqNr
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import append_action, encode_action
 
+from bench._host import load_average
 from bench._http import (
     bench_topic,
     cpu_seconds,
@@ -108,61 +109,49 @@ def _payload(size: int, n: int) -> JsonValue:
     return {"n": n, "pad": "x" * max(0, size - 20)}
 
 
-def _wrk_command(
-    url: str,
-    topic: str,
-    prefix: str,
-    level: int,
-    seconds: int,
-    size: int,
-    tokens: Path | None = None,
-) -> list[str]:
-    command = ["wrk", "-t1", f"-c{level}", f"-d{seconds}s", "--timeout", "10s"]
-    command += ["-s", str(WRK_SCRIPT), url, "--", topic, prefix, str(level), str(size)]
-    return command if tokens is None else [*command, str(tokens)]
+@dataclass(frozen=True)
+class Load:
+    """One wrk run of bench/http_append.lua: `level` connections for `seconds` s, appending
+    `size`-byte events to `journals` journals (default: one per connection) as the script's MODE
+    says, each request with the next bearer token of `tokens` (a file of one per line) if given."""
 
+    url: str
+    topic: str
+    prefix: str
+    level: int
+    seconds: int
+    size: int
+    tokens: Path | None = None
+    journals: int | None = None
+    mode: str = "counter"
 
-def wrk(
-    url: str,
-    topic: str,
-    prefix: str,
-    level: int,
-    seconds: int,
-    size: int,
-    tokens: Path | None = None,
-) -> Result:
-    """One wrk run (each request with the next bearer token of `tokens`, a file of one per line,
-    if given); SystemExit if any answer was not a 2xx or a socket failed."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(
-        _wrk_command(url, topic, prefix, level, seconds, size, tokens),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return _result(level, done.returncode, done.stdout, done.stderr, after, before)
+    def start(self) -> subprocess.Popen[str]:
+        command = ["wrk", "-t1", f"-c{self.level}", f"-d{self.seconds}s", "--timeout", "10s"]
+        command += ["-s", str(WRK_SCRIPT), self.url, "--", self.topic, self.prefix]
+        command += [str(self.journals or self.level), str(self.size), self.mode]
+        if self.tokens is not None:
+            command.append(str(self.tokens))
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-
-def wrk_side_by_side(
-    runs: dict[str, tuple[str, str]], topic: str, level: int, seconds: int, size: int
-) -> dict[str, Result]:
-    """One wrk per (url, prefix), all at once: each writer under the same host load."""
-    started = {
-        name: subprocess.Popen(
-            _wrk_command(url, topic, prefix, level, seconds, size),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name, (url, prefix) in runs.items()
-    }
-    results = {}
-    for name, process in started.items():
+    def result(self, process: subprocess.Popen[str], before: Any = None) -> Result:
+        """What the run of `process` measured, once it ended: with wrk's CPU if `before` is the
+        children's rusage from before it started (so only of a run alone). SystemExit if any
+        answer was not a 2xx or a socket failed."""
         out, err = process.communicate()
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        results[name] = _result(level, process.returncode, out, err, usage, usage)
-    return results
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return _result(self.level, process.returncode, out, err, after, before or after)
+
+
+def wrk(load: Load) -> Result:
+    """One wrk run, alone."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return load.result(load.start(), before)
+
+
+def wrk_side_by_side(loads: dict[str, Load]) -> dict[str, Result]:
+    """The wrk runs all at once: each writer under the same host load."""
+    started = {name: load.start() for name, load in loads.items()}
+    return {name: loads[name].result(process) for name, process in started.items()}
 
 
 def _result(level: int, code: int, stdout: str, stderr: str, after: Any, before: Any) -> Result:
@@ -237,11 +226,19 @@ def side_by_side(
         shares: dict[str, list[float]] = {}
         rates: dict[str, list[float]] = {}
         for round_ in range(args.rounds):
-            runs = {
-                mode: (url, f"side-{level}-{round_}-{mode}") for mode, (url, _) in writers.items()
+            loads = {
+                mode: Load(
+                    url,
+                    topic,
+                    f"side-{level}-{round_}-{mode}",
+                    level,
+                    args.seconds,
+                    args.payload_bytes,
+                )
+                for mode, (url, _) in writers.items()
             }
             before = {mode: cpu_seconds(pid) for mode, (_, pid) in writers.items()}
-            results = wrk_side_by_side(runs, topic, level, args.seconds, args.payload_bytes)
+            results = wrk_side_by_side(loads)
             for mode, (_, pid) in writers.items():
                 used = cpu_seconds(pid) - before[mode]
                 result = results[mode]
@@ -339,7 +336,7 @@ def main() -> None:
             args.workers,
             args.rounds,
         )
-    print(f"load        {', '.join(f'{value:.1f}' for value in os.getloadavg())} (after the run)")
+    print(f"load        {load_average()} (after the run)")
 
 
 def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Namespace) -> None:
@@ -381,11 +378,11 @@ def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Na
                 for mode, (url, pid) in writers.items():
                     # each round's journals are new: wrk numbers every run's seqNrs from 1
                     run_id = f"{level}-{mode}-{round_}"
-                    wrk(url, topic, f"warmup-{run_id}", level, WARMUP_S, args.payload_bytes)
+                    wrk(Load(url, topic, f"warmup-{run_id}", level, WARMUP_S, args.payload_bytes))
                     writer_before, host_before = cpu_seconds(pid), host_busy_seconds()
                     reader_before = cpu_seconds(reader_pid)
                     http = wrk(
-                        url, topic, f"http-{run_id}", level, args.seconds, args.payload_bytes
+                        Load(url, topic, f"http-{run_id}", level, args.seconds, args.payload_bytes)
                     )
                     writer_cpu = cpu_seconds(pid) - writer_before
                     reader_cpu = cpu_seconds(reader_pid) - reader_before

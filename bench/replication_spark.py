@@ -67,7 +67,7 @@ from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Endpoints, Platform
 from kjournal_dev.platform.topics import create_topic, delete_topics
 
-from bench._host import cpu_model
+from bench._host import cpu_model, load_average
 from bench._tracing import label as tracing_label
 from bench._tracing import modes as tracing_modes
 from bench._tracing import tracing_env
@@ -423,7 +423,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters) -> Non
         code = None if replicator is None else stop(replicator)
         print(
             f"replicator exited with {code}; load average after: "
-            f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; log: {folder / 'replicator.log'}"
+            f"{load_average()}; log: {folder / 'replicator.log'}"
         )
         session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
         await delete_topics(endpoints.kafka_bootstrap, [topic])
@@ -487,7 +487,7 @@ def main() -> None:
     print(
         f"host: {cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()}; "
         "Kafka, Cassandra, the replicator and this load generator share the host; "
-        f"load average before: {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        f"load average before: {load_average()}"
     )
     session = connect(
         CassandraSettings(contact_points=(endpoints.cassandra_host,), port=endpoints.cassandra_port)

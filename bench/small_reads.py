@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -40,9 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.segments import journal_segment
-from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.statements.journal import select_cql
 from kjournal.client import Client
@@ -52,7 +49,7 @@ from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Platform
 
 from bench._host import host_line, load_average
-from bench._http import bench_topic, percentile, service_process, writers_reader
+from bench._http import bench_keyspace, bench_topic, percentile, service_process, writers_reader
 from bench._replicator import ReplicatorTarget, replicator
 from bench._tracing import tracing_env
 
@@ -144,23 +141,12 @@ def main() -> None:
 
     endpoints = Platform(DevConfig.from_env()).up(with_services=False)
     bootstrap = endpoints.kafka_bootstrap
-    keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
-    cassandra = CassandraSettings(
-        contact_points=(endpoints.cassandra_host,),
-        port=endpoints.cassandra_port,
-        keyspace=keyspace,
-    )
     print("bench.small_reads")
     print(f"host: {host_line()}; Kafka, Cassandra, the services and this process share its")
     print(f"  cores; load average at the start: {load_average()}")
-    session = connect(cassandra)
-    try:
-        migrate(session, cassandra)
-        with ExitStack() as stack:
-            stack.callback(session.execute, f"DROP KEYSPACE IF EXISTS {keyspace}")
-            run(args, stack, session, cassandra, bootstrap, endpoints.spark_kafka_jars)
-    finally:
-        session.cluster.shutdown()
+    with ExitStack() as stack:
+        session, cassandra = stack.enter_context(bench_keyspace(endpoints))
+        run(args, stack, session, cassandra, bootstrap, endpoints.spark_kafka_jars)
     print(f"load average at the end: {load_average()}")
 
 

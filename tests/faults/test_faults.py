@@ -76,13 +76,13 @@ def _scenario(
     checked_topics: tuple[str, ...] = (TOPIC,),
     follower: FeedFollower | None = None,
     churn: tuple[ChurnLoad, ...] = (),
-) -> tuple[Tally, Ledger, list[Key]]:
+) -> tuple[Ledger, list[Key]]:
     """Load, fault, load, read, `recover`, wait for replication, read: the scenario's tally,
-    appended to the table (and asserted clean by the caller, after its own checks). `churn`
-    journals (appends, deletes, purges) take the same load's deadline and faults; the caller
-    checks them. A `follower` follows the scenario's journals on the topic feed from before the
-    load until it has every acknowledged event and every churned journal's acknowledged timeline
-    (or FOLLOW_LIMIT_S passed): the caller checks what it got."""
+    appended to the table, then asserted clean; its ledger and journals, for the caller's own
+    checks. `churn` journals (appends, deletes, purges) take the same load's deadline and faults;
+    the caller checks them. A `follower` follows the scenario's journals on the topic feed from
+    before the load until it has every acknowledged event and every churned journal's
+    acknowledged timeline (or FOLLOW_LIMIT_S passed): the caller checks what it got."""
 
     async def run() -> tuple[Tally, Ledger, list[Key]]:
         async with contextlib.AsyncExitStack() as stack:
@@ -144,7 +144,9 @@ def _scenario(
         async with asyncio.timeout(SCENARIO_LIMIT_S):
             return await run()
 
-    return asyncio.run(bounded())
+    result, ledger, keys = asyncio.run(bounded())
+    _assert_clean(result)
+    return ledger, keys
 
 
 def _restarted(before: dict[str, int], after: dict[str, int]) -> str:
@@ -225,6 +227,16 @@ def kill_and_restart(fp: FaultPlatform, name: str, down_s: float) -> Fault:
     return fault
 
 
+def _killed_and_restarted(
+    fp: FaultPlatform, tallies: list[Tally], label: str, name: str, down_s: float
+) -> None:
+    """The scenario "<label> SIGKILL + restart": component `name` killed mid-load and restarted
+    `down_s` later, which must be its one restart."""
+    restarts = fp.restarts(name)
+    _scenario(fp, tallies, f"{label} SIGKILL + restart", kill_and_restart(fp, name, down_s))
+    assert fp.restarts(name) == restarts + 1
+
+
 def _assert_clean(result: Tally) -> None:
     assert result.acknowledged > 0, "the load acknowledged nothing"
     assert result.clean, result
@@ -236,7 +248,7 @@ def _assert_clean(result: Tally) -> None:
 def test_duplicate_and_overlapping_appends(
     faults_platform: FaultPlatform, tallies: list[Tally]
 ) -> None:
-    result, _, keys = _scenario(
+    _, keys = _scenario(
         faults_platform,
         tallies,
         "duplicate and overlapping appends",
@@ -244,7 +256,6 @@ def test_duplicate_and_overlapping_appends(
         resend_every=2,
         overlap_every=3,
     )
-    _assert_clean(result)
 
     async def conflicting_resend() -> None:
         async with AsyncClient(faults_platform.url(WRITER), faults_platform.url(READER)) as client:
@@ -267,17 +278,9 @@ def test_broker_killed_and_restarted(faults_platform: FaultPlatform, tallies: li
     kafka_home = Path(faults_platform.endpoints.data_dir) / KAFKA
     cluster_id = _cluster_id(kafka_home)
     log_size = faults_platform.log(KAFKA).stat().st_size
-    restarts = faults_platform.restarts(KAFKA)
-    result, _, _ = _scenario(
-        faults_platform,
-        tallies,
-        "broker SIGKILL + restart",
-        kill_and_restart(faults_platform, KAFKA, down_s=5.0),
-    )
-    _assert_clean(result)
+    _killed_and_restarted(faults_platform, tallies, "broker", KAFKA, down_s=5.0)
     assert _cluster_id(kafka_home) == cluster_id, "the broker's storage was formatted again"
     assert faults_platform.log(KAFKA).stat().st_size > log_size, "the broker's log was truncated"
-    assert faults_platform.restarts(KAFKA) == restarts + 1
 
 
 def _cluster_id(kafka_home: Path) -> str:
@@ -293,58 +296,42 @@ def test_cassandra_frozen_for_30_s(faults_platform: FaultPlatform, tallies: list
             await asyncio.sleep(30.0)
         await asyncio.to_thread(faults_platform.restart)  # a replicator that gave up comes back
 
-    _assert_clean(_scenario(faults_platform, tallies, "Cassandra SIGSTOP 30 s", freeze)[0])
+    _scenario(faults_platform, tallies, "Cassandra SIGSTOP 30 s", freeze)
 
 
 def test_cassandra_killed_and_restarted(
     faults_platform: FaultPlatform, tallies: list[Tally]
 ) -> None:
-    restarts = faults_platform.restarts(CASSANDRA)
-    result, _, _ = _scenario(
-        faults_platform,
-        tallies,
-        "Cassandra SIGKILL + restart",
-        kill_and_restart(faults_platform, CASSANDRA, down_s=5.0),
-    )
-    _assert_clean(result)
-    assert faults_platform.restarts(CASSANDRA) == restarts + 1
+    _killed_and_restarted(faults_platform, tallies, "Cassandra", CASSANDRA, down_s=5.0)
 
 
 def test_replicator_killed_and_restarted_from_its_checkpoint(
     faults_platform: FaultPlatform, tallies: list[Tally]
 ) -> None:
     # Read while the replicator is down (Cassandra's prefix and the Kafka tail), then restart it.
-    result, _, _ = _scenario(
+    _scenario(
         faults_platform,
         tallies,
         "replicator SIGKILL + restart",
         kill(faults_platform, REPLICATOR),
         recover=restart(faults_platform),
     )
-    _assert_clean(result)
 
 
 def test_replicator_killed_and_restarted_without_its_checkpoint(
     faults_platform: FaultPlatform, tallies: list[Tally]
 ) -> None:
-    result, _, _ = _scenario(
+    _scenario(
         faults_platform,
         tallies,
         "replicator SIGKILL, checkpoint lost",
         kill(faults_platform, REPLICATOR, forget_checkpoint=True),
         recover=restart(faults_platform),
     )
-    _assert_clean(result)
 
 
 def test_writer_killed_and_restarted(faults_platform: FaultPlatform, tallies: list[Tally]) -> None:
-    result, _, _ = _scenario(
-        faults_platform,
-        tallies,
-        "writer SIGKILL + restart",
-        kill_and_restart(faults_platform, WRITER, down_s=2.0),
-    )
-    _assert_clean(result)
+    _killed_and_restarted(faults_platform, tallies, "writer", WRITER, down_s=2.0)
 
 
 def test_a_feed_follower_gets_every_acknowledged_event_and_control_in_place_through_broker_and_reader_kills(
@@ -361,10 +348,9 @@ def test_a_feed_follower_gets_every_acknowledged_event_and_control_in_place_thro
         await asyncio.sleep(3.0)
         await kill_and_restart(fp, READER, down_s=2.0)()
 
-    result, ledger, keys = _scenario(
+    ledger, keys = _scenario(
         fp, tallies, name, broker_then_reader, resend_every=5, follower=follower, churn=churn
     )
-    _assert_clean(result)
     assert follower.failure is None, follower.failure
     assert follower.others == []
 
@@ -475,7 +461,7 @@ def test_a_topic_deleted_while_the_replicator_runs(
         await wait_replicating(fp, DOOMED_TOPIC)
         await delete_topics(fp.config.kafka_bootstrap, [DOOMED_TOPIC])
 
-    result, _, _ = _scenario(
+    _scenario(
         fp,
         tallies,
         f"topic {DOOMED_TOPIC} deleted",
@@ -483,7 +469,6 @@ def test_a_topic_deleted_while_the_replicator_runs(
         topics=(TOPIC, DOOMED_TOPIC),
         after_s=15.0,
     )
-    _assert_clean(result)
     assert fp.running(REPLICATOR), "the replicator died when a topic it replicated was deleted"
     assert fp.restarts(REPLICATOR) == restarts
     lines = fp.log(REPLICATOR).read_text(errors="replace").splitlines()

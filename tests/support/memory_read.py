@@ -1,10 +1,12 @@
-"""An in-memory partition log: the Kafka side of the read path, for unit tests of the merge.
+"""An in-memory partition log: the Kafka side of the read path and of the topic feed, for unit
+tests of the merge and the feed.
 
 The eventual side is `kjournal.memory.InMemoryEventualReader`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 from kjournal.model import ActionRecord, Key
 from kjournal.read.tail import Tail, TailBuilder
@@ -13,14 +15,15 @@ from kjournal.wire.record import ConsumedRecord, decode_action_record
 
 
 class InMemoryPartitionLog:
-    """A topic's records as a list per partition: `tail.TailScanner`, `read.PartitionOffsets`
-    and `feed.TopicSource`. `beginning` is where each partition starts (retention)."""
+    """A topic's records as a list per partition (`written`): `tail.TailScanner`,
+    `read.PartitionOffsets` and `feed.TopicSource`. `beginning` is where each partition starts
+    (retention)."""
 
     def __init__(self, topic: str, partitions: int, payload_budget: int = 1 << 30) -> None:
         self.topic = topic
         self.partitions = partitions
         self.payload_budget = payload_budget
-        self.records: dict[int, list[ConsumedRecord]] = {p: [] for p in range(partitions)}
+        self.written: dict[int, list[ConsumedRecord]] = {p: [] for p in range(partitions)}
         self.decoded_payload_keys: list[bytes] = []
         self.beginning: dict[int, int] = dict.fromkeys(range(partitions), 0)
 
@@ -28,7 +31,7 @@ class InMemoryPartitionLog:
         self, key: bytes, value: bytes | None, headers: Sequence[tuple[str, bytes]], ts: int
     ) -> ConsumedRecord:
         partition = partition_for(key, self.partitions)
-        log = self.records[partition]
+        log = self.written[partition]
         record = ConsumedRecord(self.topic, partition, len(log), key, value, list(headers), ts)
         log.append(record)
         return record
@@ -37,12 +40,12 @@ class InMemoryPartitionLog:
         return partition_for(key.id.encode(), self.partitions)
 
     async def end_offset(self, topic: str, partition: int) -> int:
-        return len(self.records[partition])
+        return len(self.written[partition])
 
     async def actions(
         self, key: Key, partition: int, start: int, end: int
     ) -> AsyncIterator[ActionRecord]:
-        for record in self.records[partition][max(start, self.beginning[partition]) : end]:
+        for record in self.written[partition][max(start, self.beginning[partition]) : end]:
             if record.key == key.id.encode():
                 action = decode_action_record(record)
                 if action is not None:
@@ -58,9 +61,9 @@ class InMemoryPartitionLog:
         return self.partitions
 
     async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
-        return {p: (self.beginning[p], len(self.records[p])) for p in partitions}
+        return {p: (self.beginning[p], len(self.written[p])) for p in partitions}
 
-    async def records_of(
+    async def records(
         self,
         topic: str,
         partition: int,
@@ -68,6 +71,26 @@ class InMemoryPartitionLog:
         end: int,
         accept: Callable[[bytes | None], bool],
     ) -> AsyncIterator[ConsumedRecord]:
-        for record in self.records[partition][max(start, self.beginning[partition]) : end]:
+        for record in self.written[partition][max(start, self.beginning[partition]) : end]:
             if accept(record.key):
                 yield record
+
+    async def follow(
+        self,
+        topic: str,
+        starts: Mapping[int, int],
+        accept: Callable[[bytes | None], bool],
+        wait_s: float,
+    ) -> AsyncIterator[list[ConsumedRecord]]:
+        """What the log holds past `starts`, then an empty batch whenever nothing new came."""
+        next_offsets = dict(starts)
+        while True:
+            batch: list[ConsumedRecord] = []
+            for partition, offset in next_offsets.items():
+                # as a consumer reset to the log start when retention passed its position
+                offset = max(offset, self.beginning[partition])
+                records = self.written[partition][offset:]
+                next_offsets[partition] = offset + len(records)
+                batch += [record for record in records if accept(record.key)]
+            yield batch
+            await asyncio.sleep(0)

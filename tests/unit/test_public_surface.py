@@ -1,12 +1,13 @@
 """The public surface: what `kjournal` exports is deliberate, and the error tree is documented.
 
-Growing `__all__` is a reviewed act (this test pins it, as httpx's test_exported_members does);
-`import kjournal` loads no database driver; every error class sits in `kjournal.errors` and in
-the tree its docstring draws.
+Growing `__all__` is a reviewed act (this test pins it by its size and digest, as httpx's
+test_exported_members pins the names); `import kjournal` loads no database driver; every error
+class sits in `kjournal.errors` and in the tree its docstring draws.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import pkgutil
@@ -18,70 +19,19 @@ import kjournal
 import pytest
 from kjournal import errors
 
-EXPECTED = [
-    "AppendResult",
-    "AsyncClient",
-    "BinaryPayload",
-    "CassandraUnavailable",
-    "Client",
-    "DataIntegrityError",
-    "DeadlineExceeded",
-    "EmptyAppend",
-    "Event",
-    "EventRecord",
-    "Events",
-    "ExpireAfter",
-    "FormatError",
-    "HeaderFormatError",
-    "HeaderMetadata",
-    "InvalidDuration",
-    "InvalidInput",
-    "InvalidKey",
-    "InvalidPayload",
-    "InvalidSeqNr",
-    "Journal",
-    "JournalNotFound",
-    "JournalQuarantined",
-    "JournalStatus",
-    "Journals",
-    "JsonPayload",
-    "KJournalError",
-    "KafkaSettings",
-    "KafkaUnavailable",
-    "Key",
-    "MarkResult",
-    "MicroBatchError",
-    "NestedTooDeeply",
-    "NotConfigured",
-    "OutcomeUnknown",
-    "PartitionCountChanged",
-    "PartitionOffset",
-    "Payload",
-    "PayloadFormatError",
-    "PayloadMetadata",
-    "PayloadType",
-    "ReadsNotConfigured",
-    "RecordMetadata",
-    "RecordTooLarge",
-    "RetryPolicy",
-    "SchemaError",
-    "SeqNr",
-    "SeqNrOrderError",
-    "SeqRange",
-    "SliceTimeout",
-    "SparkJarsNotFound",
-    "TextPayload",
-    "TooManyEvents",
-    "TopicRepartitioned",
-    "Unavailable",
-    "UnknownTopic",
-    "WritesNotConfigured",
-]
+# The public surface as reviewed: how many names `kjournal.__all__` holds and a digest of them.
+# The names themselves stand in kjournal/__init__.py, whose diff shows what a change adds or
+# removes; pin the new value (the failure prints it) only with that change reviewed.
+REVIEWED_ALL = (57, "214dac55162c3a2e")
 
 
 def test_all_is_sorted_and_pinned():
-    assert kjournal.__all__ == sorted(kjournal.__all__)
-    assert kjournal.__all__ == EXPECTED
+    names = kjournal.__all__
+    assert names == sorted(names)
+    pinned = (len(names), hashlib.sha256("\n".join(names).encode()).hexdigest()[:16])
+    assert pinned == REVIEWED_ALL, (
+        f"kjournal.__all__ is now {pinned}: a change of the public surface is a reviewed act"
+    )
 
 
 def test_every_exported_name_resolves():

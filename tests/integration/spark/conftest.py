@@ -9,9 +9,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from cassandra.cluster import Session
+from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.topics import create_topic, delete_topics
 
-from tests.integration.spark.support import PARTITIONS
+from tests.integration.spark.support import PARTITIONS, SparkTopic
 from tests.support.platform import schema_keyspace, unique_name
 
 
@@ -33,16 +34,19 @@ def topic_pattern(topic_prefix: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def new_topic(kafka_bootstrap: str, topic_prefix: str) -> Iterator[Callable[[], str]]:
-    """Creates fresh 4-partition topics matching the module's pattern; deletes them at the end."""
+def new_topic(
+    platform: Endpoints, session: Session, module_keyspace: str, topic_prefix: str
+) -> Iterator[Callable[[], SparkTopic]]:
+    """Creates fresh 4-partition topics matching the module's pattern, replicated into the
+    module's keyspace; deletes them at the end."""
     created: list[str] = []
 
-    def make() -> str:
+    def make() -> SparkTopic:
         name = f"{topic_prefix}_{len(created)}"
-        asyncio.run(create_topic(kafka_bootstrap, name, PARTITIONS))
+        asyncio.run(create_topic(platform.kafka_bootstrap, name, PARTITIONS))
         created.append(name)
-        return name
+        return SparkTopic(name, platform, session, module_keyspace)
 
     yield make
     if created:
-        asyncio.run(delete_topics(kafka_bootstrap, created))
+        asyncio.run(delete_topics(platform.kafka_bootstrap, created))

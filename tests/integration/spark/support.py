@@ -8,6 +8,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -15,9 +16,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
@@ -29,9 +32,11 @@ from kjournal.model import Event, Key, SeqNr
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.replay import end_offsets
 
+from tests.integration.spark.model import Model, append
 from tests.support.platform import cassandra_env, kafka_env
 
 PARTITIONS = 4
+T = TypeVar("T")
 
 
 def free_port() -> int:
@@ -158,6 +163,22 @@ def running_replicator(
                 process.kill()
 
 
+@contextmanager
+def replicator_run(
+    env: Mapping[str, str], log: Path, *, kill: bool = False
+) -> Iterator[ReplicatorProcess]:
+    """A replicator for the with block. At the block's end it is stopped as Kubernetes stops a
+    pod, with SIGTERM, and must exit 0; with `kill`, SIGKILLed instead (a crash). Killed in any
+    case if the block fails."""
+    process = ReplicatorProcess(env, log)
+    try:
+        yield process
+        if not kill:
+            assert process.terminate() == 0, process.output()[-4000:]
+    finally:
+        process.kill()
+
+
 def journals_at(bootstrap: str) -> Journals:
     """Journals writing to the broker at `bootstrap` (open with `async with`)."""
     return Journals(KafkaSettings(bootstrap_servers=bootstrap))
@@ -196,3 +217,62 @@ async def stored_events(
             continue
         stored[id] = [record.event async for record in reader.events(key, head, SeqNr(1))]
     return stored
+
+
+@dataclass
+class SparkTopic:
+    """A fresh topic of the module's pattern, the model of what Cassandra must hold of it once
+    replicated, and the platform and keyspace the tests' replicators copy it between."""
+
+    name: str
+    platform: Endpoints
+    session: Session
+    keyspace: str
+    model: Model = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.model = Model(self.name)
+
+    @property
+    def bootstrap(self) -> str:
+        return self.platform.kafka_bootstrap
+
+    def write(self, act: Callable[[Journals], Awaitable[T]]) -> T:
+        """`act` on journals writing to the platform's Kafka (to keep the model right, through
+        tests/integration/spark/model.py's actions)."""
+
+        async def run() -> T:
+            async with journals_at(self.bootstrap) as journals:
+                return await act(journals)
+
+        return asyncio.run(run())
+
+    def append(self, ids: list[str], events: int) -> None:
+        """An append of `events` events to each journal of `ids`, one after the other."""
+
+        async def each(journals: Journals) -> None:
+            for id in ids:
+                await append(journals, self.model, id, events)
+
+        self.write(each)
+
+    def env(self, checkpoint: Path, pattern: str | None = None, **extra: str) -> dict[str, str]:
+        """A replicator's variables: this topic alone (or `pattern`), from `checkpoint`."""
+        return replicator_env(
+            self.platform, self.keyspace, pattern or re.escape(self.name), checkpoint, **extra
+        )
+
+    def caught_up(self) -> Callable[[], bool]:
+        return caught_up(self.bootstrap, self.session, self.keyspace, self.name)
+
+    def wait_caught_up(self, timeout: float, what: str, process: ReplicatorProcess) -> None:
+        wait_until(self.caught_up(), timeout, what, process)
+
+    def store(self) -> CassandraReplicatedStore:
+        return CassandraReplicatedStore(self.session, TableNames(keyspace=self.keyspace))
+
+    def pointers(self) -> dict[int, int | None]:
+        return pointers(self.session, self.keyspace, self.name)
+
+    def stored(self, ids: list[str]) -> dict[str, list[Event]]:
+        return asyncio.run(stored_events(self.session, self.keyspace, self.name, ids))

@@ -4,21 +4,14 @@ caught up, and never Spark's per-batch "falling behind" trigger warning (item 6 
 from __future__ import annotations
 
 import asyncio
-import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cassandra.cluster import Session
-from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal.journal import Journals
 
-from tests.integration.spark.model import Model, append
-from tests.integration.spark.support import (
-    ReplicatorProcess,
-    caught_up,
-    journals_at,
-    replicator_env,
-    wait_until,
-)
+from tests.integration.spark.model import append
+from tests.integration.spark.support import SparkTopic, replicator_run, wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)]
 
@@ -32,50 +25,31 @@ overdue after 3 measurements."""
 
 
 def test_a_backlog_is_said_once_and_its_end_once_and_spark_s_trigger_warning_never(
-    platform: Endpoints,
-    new_topic,
-    module_keyspace: str,
-    session: Session,
-    kafka_bootstrap: str,
-    tmp_path: Path,
+    new_topic: Callable[[], SparkTopic], tmp_path: Path
 ) -> None:
     topic = new_topic()
-    model = Model(topic)
 
-    async def write() -> None:
-        async with journals_at(kafka_bootstrap) as journals:
-            for _ in range(APPENDS):
-                await asyncio.gather(
-                    *(append(journals, model, f"j{n}", 1) for n in range(JOURNALS))
-                )
+    async def write(journals: Journals) -> None:
+        for _ in range(APPENDS):
+            await asyncio.gather(
+                *(append(journals, topic.model, f"j{n}", 1) for n in range(JOURNALS))
+            )
 
-    asyncio.run(write())
-    env = replicator_env(
-        platform,
-        module_keyspace,
-        re.escape(topic),
+    topic.write(write)
+    env = topic.env(
         tmp_path / "checkpoint",
         KJOURNAL_SPARK__MAX_OFFSETS_PER_TRIGGER=str(PER_TRIGGER),
         KJOURNAL_SPARK__TRIGGER_INTERVAL_S=str(TRIGGER_S),
         KJOURNAL_HTTP__LAG_INTERVAL_S="0.5",
     )
-    replicator = ReplicatorProcess(env, tmp_path / "replicator.log")
-    try:
-        wait_until(
-            caught_up(kafka_bootstrap, session, module_keyspace, topic),
-            300,
-            "catching up",
-            replicator,
-        )
+    with replicator_run(env, tmp_path / "replicator.log") as replicator:
+        topic.wait_caught_up(300, "catching up", replicator)
         wait_until(
             lambda: "replication has caught up" in replicator.output(),
             60,
             "the replicator saying it has caught up",
             replicator,
         )
-        assert replicator.terminate() == 0
-    finally:
-        replicator.kill()
     output = replicator.output()
     assert output.count("replication is falling behind:") == 1, output[-4000:]
     assert output.count("replication has caught up") == 1

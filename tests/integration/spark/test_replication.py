@@ -9,27 +9,24 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import pytest
 from aiokafka import AIOKafkaProducer
-from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.settings import TableNames
+from kjournal.journal import Journals
 from kjournal.model import Events, Key, RecordMetadata
 from kjournal.wire.record import append_action, encode_action
 from kjournal_dev.platform.lifecycle import Endpoints
 
-from tests.integration.spark.model import Model, append, events, random_workload
+from tests.integration.spark.model import append, events, random_workload
 from tests.integration.spark.support import (
     ReplicatorProcess,
-    caught_up,
-    journals_at,
-    pointers,
+    SparkTopic,
     replicator_env,
     running_replicator,
-    stored_events,
     wait_until,
 )
 
@@ -52,28 +49,13 @@ def replicator(
 
 
 def test_replicates_appends_deletes_and_purges(
-    replicator: ReplicatorProcess,
-    new_topic,
-    kafka_bootstrap: str,
-    session: Session,
-    module_keyspace: str,
+    replicator: ReplicatorProcess, new_topic: Callable[[], SparkTopic]
 ) -> None:
     topic = new_topic()
-    model = Model(topic)
     ids = [f"journal-{i}" for i in range(24)]
-
-    async def write() -> None:
-        async with journals_at(kafka_bootstrap) as journals:
-            await random_workload(journals, model, ids, actions=12, seed=1)
-
-    asyncio.run(write())
-    wait_until(
-        caught_up(kafka_bootstrap, session, module_keyspace, topic),
-        CATCH_UP_S,
-        "replication",
-        replicator,
-    )
-    assert asyncio.run(stored_events(session, module_keyspace, topic, ids)) == model.expected()
+    topic.write(lambda journals: random_workload(journals, topic.model, ids, actions=12, seed=1))
+    topic.wait_caught_up(CATCH_UP_S, "replication", replicator)
+    assert topic.stored(ids) == topic.model.expected()
 
 
 async def _produce_raw(
@@ -95,60 +77,51 @@ async def _produce_raw(
 
 
 def test_poison_records_are_quarantined_and_the_rest_replicates(
-    replicator: ReplicatorProcess,
-    new_topic,
-    kafka_bootstrap: str,
-    session: Session,
-    module_keyspace: str,
+    replicator: ReplicatorProcess, new_topic: Callable[[], SparkTopic]
 ) -> None:
     topic = new_topic()
-    model = Model(topic)
+    model, bootstrap = topic.model, topic.bootstrap
     good = [f"good-{i}" for i in range(8)]
     poisoned: dict[str, int] = {}
 
-    async def write() -> None:
-        async with journals_at(kafka_bootstrap) as journals:
-            for id in good:
-                await append(journals, model, id, 2)
-            # A journal with an unreadable header: its first append replicates, later ones park.
-            await append(journals, model, "bad-header", 1)
-            poisoned["bad-header"] = await _produce_raw(
-                kafka_bootstrap, topic, b"bad-header", None, [("journal.action", b"{not json")]
+    async def write(journals: Journals) -> None:
+        for id in good:
+            await append(journals, model, id, 2)
+        # A journal with an unreadable header: its first append replicates, later ones park.
+        await append(journals, model, "bad-header", 1)
+        poisoned["bad-header"] = await _produce_raw(
+            bootstrap, topic.name, b"bad-header", None, [("journal.action", b"{not json")]
+        )
+        await journals.journal(Key(topic.name, "bad-header")).produce(events("bad-header", 2, 1))
+        # A journal whose append header is fine but whose payload is not a container.
+        parts = encode_action(
+            append_action(
+                Key(topic.name, "bad-payload"),
+                datetime.now(UTC),
+                Events(tuple(events("bad-payload", 1, 1))),
+                RecordMetadata(),
+                None,
             )
-            await journals.journal(Key(topic, "bad-header")).produce(events("bad-header", 2, 1))
-            # A journal whose append header is fine but whose payload is not a container.
-            parts = encode_action(
-                append_action(
-                    Key(topic, "bad-payload"),
-                    datetime.now(UTC),
-                    Events(tuple(events("bad-payload", 1, 1))),
-                    RecordMetadata(),
-                    None,
-                )
-            )
-            poisoned["bad-payload"] = await _produce_raw(
-                kafka_bootstrap, topic, parts.key, b"\x00 not a container", parts.headers
-            )
-            for id in good:
-                await append(journals, model, id, 1)
+        )
+        poisoned["bad-payload"] = await _produce_raw(
+            bootstrap, topic.name, parts.key, b"\x00 not a container", parts.headers
+        )
+        for id in good:
+            await append(journals, model, id, 1)
 
-    asyncio.run(write())
-    wait_until(
-        caught_up(kafka_bootstrap, session, module_keyspace, topic),
-        CATCH_UP_S,
-        "replication past the poison records",
-        replicator,
-    )
+    topic.write(write)
+    topic.wait_caught_up(CATCH_UP_S, "replication past the poison records", replicator)
 
-    stored = asyncio.run(stored_events(session, module_keyspace, topic, [*good, "bad-header"]))
+    stored = topic.stored([*good, "bad-header"])
     assert {id: stored[id] for id in good} == {id: model.expected()[id] for id in good}
     assert stored["bad-header"] == events("bad-header", 1, 1)
 
     async def quarantined() -> dict[str, int | None]:
-        reader = await CassandraEventualReader.create(session, TableNames(keyspace=module_keyspace))
+        tables = TableNames(keyspace=topic.keyspace)
+        reader = await CassandraEventualReader.create(topic.session, tables)
         found = {}
         for id in poisoned:
-            record = await reader.quarantined(Key(topic, id))
+            record = await reader.quarantined(Key(topic.name, id))
             found[id] = None if record is None else record.offset
         return found
 
@@ -157,81 +130,54 @@ def test_poison_records_are_quarantined_and_the_rest_replicates(
     def poison_counted() -> bool:
         # The driver replays the executors' metrics after the tasks wrote pointer2: poll.
         status, metrics = replicator.get("/metrics")
-        pattern = rf'kjournal_replicator_quarantined_records_total\{{kind="poison",topic="{topic}"\}} 2\.0'
+        pattern = rf'kjournal_replicator_quarantined_records_total\{{kind="poison",topic="{topic.name}"\}} 2\.0'
         return status == 200 and re.search(pattern, metrics) is not None
 
     wait_until(poison_counted, 30, "the poison records counted", replicator)
 
 
 def test_a_batch_of_marks_only_advances_pointer2(
-    replicator: ReplicatorProcess,
-    new_topic,
-    kafka_bootstrap: str,
-    session: Session,
-    module_keyspace: str,
+    replicator: ReplicatorProcess, new_topic: Callable[[], SparkTopic]
 ) -> None:
     topic = new_topic()
-    model = Model(topic)
+    topic.append(["marked"], 3)
+    topic.wait_caught_up(CATCH_UP_S, "the append", replicator)
+    before = topic.pointers()
 
-    async def write_append() -> None:
-        async with journals_at(kafka_bootstrap) as journals:
-            await append(journals, model, "marked", 3)
+    async def write_marks(journals: Journals) -> list[int]:
+        journal = journals.journal(Key(topic.name, "marked"))
+        return [(await journal.mark()).offset for _ in range(3)]
 
-    asyncio.run(write_append())
-    check = caught_up(kafka_bootstrap, session, module_keyspace, topic)
-    wait_until(check, CATCH_UP_S, "the append", replicator)
-    before = pointers(session, module_keyspace, topic)
-
-    async def write_marks() -> list[int]:
-        async with journals_at(kafka_bootstrap) as journals:
-            journal = journals.journal(Key(topic, "marked"))
-            return [(await journal.mark()).offset for _ in range(3)]
-
-    marks = asyncio.run(write_marks())
-    wait_until(check, CATCH_UP_S, "the marks", replicator)
-    after = pointers(session, module_keyspace, topic)
+    marks = topic.write(write_marks)
+    topic.wait_caught_up(CATCH_UP_S, "the marks", replicator)
+    after = topic.pointers()
     moved = {p: offset for p, offset in after.items() if offset != before[p]}
     assert list(moved.values()) == [marks[-1]]
-    assert asyncio.run(stored_events(session, module_keyspace, topic, ["marked"])) == (
-        model.expected()
-    )
+    assert topic.stored(["marked"]) == topic.model.expected()
 
 
 def test_health_and_metrics_endpoint(
-    replicator: ReplicatorProcess,
-    new_topic,
-    kafka_bootstrap: str,
-    session: Session,
-    module_keyspace: str,
+    replicator: ReplicatorProcess, new_topic: Callable[[], SparkTopic]
 ) -> None:
     topic = new_topic()
-    model = Model(topic)
-
-    async def write() -> None:
-        async with journals_at(kafka_bootstrap) as journals:
-            for i in range(8):
-                await append(journals, model, f"m-{i}", 2)
-
-    asyncio.run(write())
-    wait_until(
-        caught_up(kafka_bootstrap, session, module_keyspace, topic),
-        CATCH_UP_S,
-        "replication",
-        replicator,
-    )
+    topic.append([f"m-{i}" for i in range(8)], 2)
+    topic.wait_caught_up(CATCH_UP_S, "replication", replicator)
 
     def lag_reported() -> bool:
         body = replicator.get("/metrics")[1]
         lags = re.findall(
-            rf'kjournal_replication_lag_records\{{partition="\d",topic="{topic}"\}} (\S+)', body
+            rf'kjournal_replication_lag_records\{{partition="\d",topic="{topic.name}"\}} (\S+)',
+            body,
         )
         return len(lags) == 4 and all(float(lag) == 0 for lag in lags)
 
     wait_until(lag_reported, 30, "lag 0 on every partition", replicator)
     status, body = replicator.get("/metrics")
     assert status == 200
-    assert re.search(rf'kjournal_replicator_latency_seconds_count\{{topic="{topic}"\}} 8\.0', body)
-    assert re.search(rf'kjournal_replicator_events_total\{{topic="{topic}"\}} 16\.0', body)
+    assert re.search(
+        rf'kjournal_replicator_latency_seconds_count\{{topic="{topic.name}"\}} 8\.0', body
+    )
+    assert re.search(rf'kjournal_replicator_events_total\{{topic="{topic.name}"\}} 16\.0', body)
     assert 'kjournal_replicator_micro_batches_total{result="applied"}' in body
     status, health = replicator.get("/healthz")
     assert status == 200

@@ -7,7 +7,7 @@ journal states the feed has to look up (in Cassandra, in the tail, from the log 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -29,10 +29,8 @@ from kjournal.feed.reading import RESOLVE_CONCURRENCY, SCAN_CONCURRENCY
 from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
 from kjournal.model import Key
 from kjournal.read import JournalReader
-from kjournal.wire.record import ConsumedRecord
 
-from tests.support.memory_read import InMemoryPartitionLog
-from tests.unit.read.test_read_model import (
+from tests.support.histories import (
     KEY,
     MARK,
     NOISE,
@@ -40,57 +38,16 @@ from tests.unit.read.test_read_model import (
     PURGE,
     TOPIC,
     Op,
-    _log_with,
-    _replicate,
-    _truth,
     a,
     d,
+    fully_replicated,
     histories_with_retries,
+    log_of,
+    replicate,
     retry,
+    value,
 )
-
-
-class _Source:
-    """The in-memory log as the feed's `TopicSource`."""
-
-    def __init__(self, log: InMemoryPartitionLog) -> None:
-        self._log = log
-
-    async def partition_count(self, topic: str) -> int:
-        return await self._log.partition_count(topic)
-
-    async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
-        return await self._log.offsets(topic, partitions)
-
-    async def follow(
-        self,
-        topic: str,
-        starts: Mapping[int, int],
-        accept: Callable[[bytes | None], bool],
-        wait_s: float,
-    ) -> AsyncIterator[list[ConsumedRecord]]:
-        """What the log holds past `starts`, then an empty batch whenever nothing new came."""
-        next_offsets = dict(starts)
-        while True:
-            batch: list[ConsumedRecord] = []
-            for partition, offset in next_offsets.items():
-                # as a consumer reset to the log start when retention passed its position
-                offset = max(offset, self._log.beginning[partition])
-                records = self._log.records[partition][offset:]
-                next_offsets[partition] = offset + len(records)
-                batch += [record for record in records if accept(record.key)]
-            yield batch
-            await asyncio.sleep(0)
-
-    def records(
-        self,
-        topic: str,
-        partition: int,
-        start: int,
-        end: int,
-        accept: Callable[[bytes | None], bool],
-    ) -> AsyncIterator[ConsumedRecord]:
-        return self._log.records_of(topic, partition, start, end, accept)
+from tests.support.memory_read import InMemoryPartitionLog
 
 
 def _feed(
@@ -100,7 +57,7 @@ def _feed(
     capacity: int = 10_000,
 ) -> list[FeedEntry]:
     reader = JournalReader(InMemoryEventualReader(store), log, log)
-    feed = TopicFeed(_Source(log), reader, capacity)
+    feed = TopicFeed(log, reader, capacity)
 
     async def run() -> list[FeedEntry]:
         plan = await feed.plan(request)
@@ -117,8 +74,7 @@ def _project(entries: Sequence[FeedEntry], key: Key = KEY) -> list[tuple[int, ob
         if isinstance(entry, FeedEnd | FeedHeartbeat) or entry.id != key.id:
             continue
         if isinstance(entry, FeedEvent):
-            payload = entry.record.event.payload
-            events[entry.record.seq_nr] = payload.value if payload else None
+            events[entry.record.seq_nr] = value(entry.record)
         elif entry.kind is Control.DELETE:
             assert entry.to is not None
             events = {n: p for n, p in events.items() if n > entry.to}
@@ -127,13 +83,13 @@ def _project(entries: Sequence[FeedEntry], key: Key = KEY) -> list[tuple[int, ob
     return sorted(events.items())
 
 
-def _check(ops: list[tuple[Key, Op]], capacity: int, splits: Sequence[int] | None = None) -> None:
-    log = _log_with(ops)
-    truth, _ = _truth(log)
-    records = log.records[0]
+def _check(ops: list[Op], capacity: int, splits: Sequence[int] | None = None) -> None:
+    log = log_of(ops)
+    truth, _ = fully_replicated(log)
+    records = log.written[0]
     for split in range(len(records) + 1) if splits is None else splits:
         store = InMemoryReplicatedStore()
-        _replicate(store, records[:split])
+        replicate(store, records[:split])
         full = _feed(log, store, FeedRequest(TOPIC), capacity)
         assert _project(full) == truth, f"split at {split}"
         assert isinstance(full[-1], FeedEnd)
@@ -158,20 +114,20 @@ def _check(ops: list[tuple[Key, Op]], capacity: int, splits: Sequence[int] | Non
     ],
 )
 def test_the_feed_agrees_with_reads_and_resumes_anywhere(
-    name: str, ops: list[tuple[Key, Op]], capacity: int
+    name: str, ops: list[Op], capacity: int
 ) -> None:
     _check(ops, capacity)
 
 
 @settings(max_examples=60, deadline=None)
 @given(ops=histories_with_retries(), capacity=st.sampled_from([1, 2, 10_000]), data=st.data())
-def test_random_histories(ops: list[tuple[Key, Op]], capacity: int, data: st.DataObject) -> None:
-    split = data.draw(st.integers(0, len(_log_with(ops).records[0])))
+def test_random_histories(ops: list[Op], capacity: int, data: st.DataObject) -> None:
+    split = data.draw(st.integers(0, len(log_of(ops).written[0])))
     _check(ops, capacity, [split])
 
 
 def test_dropped_appends_and_marks_are_never_delivered():
-    log = _log_with([a(1, 2), retry(2, 3, variant=1), retry(1, 2), MARK, a(3)])
+    log = log_of([a(1, 2), retry(2, 3, variant=1), retry(1, 2), MARK, a(3)])
     entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC))
     delivered = [
         (e.record.partition_offset.offset, e.record.seq_nr)
@@ -182,7 +138,7 @@ def test_dropped_appends_and_marks_are_never_delivered():
 
 
 def test_deletes_are_delivered_with_the_bound_they_take_effect_at():
-    log = _log_with([d(5), a(1, 3), d(9), PURGE, PURGE])
+    log = log_of([d(5), a(1, 3), d(9), PURGE, PURGE])
     entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC))
     controls = [(e.kind, e.offset, e.to) for e in entries if isinstance(e, FeedControl)]
     # the first delete and the second purge meet no journal: the replicator ignores them too
@@ -190,19 +146,19 @@ def test_deletes_are_delivered_with_the_bound_they_take_effect_at():
 
 
 def test_the_id_prefix_filter_skips_other_journals():
-    log = _log_with([a(1), NOISE, a(2)])
+    log = log_of([a(1), NOISE, a(2)])
     entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, id_prefix="oth"))
     assert {e.id for e in entries if isinstance(e, FeedEvent)} == {OTHER.id}
 
 
 def test_from_end_reads_nothing_and_ends_at_the_end():
-    log = _log_with([a(1), a(2)])
+    log = log_of([a(1), a(2)])
     entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, from_end=True))
     assert entries == [FeedEnd(Cursor({0: Position(2)}))]
 
 
 def test_a_cursor_before_the_log_start_is_gone():
-    log = _log_with([a(1), a(2), a(3)])
+    log = log_of([a(1), a(2), a(3)])
     log.beginning[0] = 2
     with pytest.raises(PositionGone) as gone:
         _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, after=Cursor({0: Position(1)})))
@@ -214,13 +170,13 @@ def test_a_cursor_before_the_log_start_is_gone():
     [Cursor({0: Position(4)}), Cursor({0: Position(3, 1)}), Cursor({1: Position(0)})],
 )
 def test_a_cursor_past_the_end_or_of_other_partitions_is_invalid(cursor: Cursor):
-    log = _log_with([a(1), a(2), a(3)])
+    log = log_of([a(1), a(2), a(3)])
     with pytest.raises(InvalidCursor):
         _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, after=cursor))
 
 
 def test_a_partition_the_topic_does_not_have_is_invalid_input():
-    log = _log_with([a(1)])
+    log = log_of([a(1)])
     with pytest.raises(InvalidInput):
         _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC, partitions=[0, 3]))
 
@@ -231,7 +187,7 @@ def _follow(
     """What a live tail of `request` delivers of the log's records: the entries between the
     start heartbeat and the one after the source's first batch (which holds every record)."""
     reader = JournalReader(InMemoryEventualReader(store), log, log)
-    feed = TopicFeed(_Source(log), reader)
+    feed = TopicFeed(log, reader)
 
     async def run() -> list[FeedEntry]:
         following = feed.follow(await feed.plan(request), heartbeat_s=0)
@@ -248,14 +204,14 @@ def _follow(
 @settings(max_examples=60, deadline=None)
 @given(ops=histories_with_retries(), data=st.data())
 def test_a_live_tail_from_any_cursor_delivers_what_a_catch_up_from_it_does(
-    ops: list[tuple[Key, Op]], data: st.DataObject
+    ops: list[Op], data: st.DataObject
 ) -> None:
     # The live tail looks up the states of a batch's new journals all at once, ahead of their
     # records (the catch-up, one at a time as they come): the entries must not differ.
-    log = _log_with(ops)
-    records = log.records[0]
+    log = log_of(ops)
+    records = log.written[0]
     store = InMemoryReplicatedStore()
-    _replicate(store, records[: data.draw(st.integers(0, len(records)))])
+    replicate(store, records[: data.draw(st.integers(0, len(records)))])
     full = _feed(log, store, FeedRequest(TOPIC))
     index = data.draw(st.integers(0, len(full) - 1))
     request = FeedRequest(TOPIC, after=full[index - 1].cursor if index else None)
@@ -264,17 +220,17 @@ def test_a_live_tail_from_any_cursor_delivers_what_a_catch_up_from_it_does(
 
 
 def test_following_delivers_what_a_catch_up_does_then_heartbeats_then_new_records():
-    log = _log_with([a(1, 3), NOISE, d(2)])
+    log = log_of([a(1, 3), NOISE, d(2)])
     store = InMemoryReplicatedStore()
     caught_up = _feed(log, store, FeedRequest(TOPIC))
     reader = JournalReader(InMemoryEventualReader(store), log, log)
-    feed = TopicFeed(_Source(log), reader)
+    feed = TopicFeed(log, reader)
 
     async def run() -> tuple[list[FeedEntry], list[FeedEntry]]:
         plan = await feed.plan(FeedRequest(TOPIC))
         following = feed.follow(plan, heartbeat_s=0)
         first = [await anext(following) for _ in range(len(caught_up) + 1)]
-        more_ops = _log_with([a(1, 3), NOISE, d(2), a(4, 5)]).records[0][3:]
+        more_ops = log_of([a(1, 3), NOISE, d(2), a(4, 5)]).written[0][3:]
         for record in more_ops:
             log.append(record.key or b"", record.value, record.headers, record.timestamp_ms or 0)
         then: list[FeedEntry] = []
@@ -293,9 +249,9 @@ def test_following_delivers_what_a_catch_up_does_then_heartbeats_then_new_record
 
 
 def test_a_follower_that_retention_passed_is_told_so():
-    log = _log_with([a(1), a(2)])
+    log = log_of([a(1), a(2)])
     feed = TopicFeed(
-        _Source(log), JournalReader(InMemoryEventualReader(InMemoryReplicatedStore()), log, log)
+        log, JournalReader(InMemoryEventualReader(InMemoryReplicatedStore()), log, log)
     )
 
     async def run() -> None:
@@ -303,7 +259,7 @@ def test_a_follower_that_retention_passed_is_told_so():
         following = feed.follow(plan, heartbeat_s=0)
         while not isinstance(await anext(following), FeedEvent):
             pass  # the first event, seqNr 1; the follower is slow from here on
-        for record in _log_with([a(1), a(2), a(3), a(4)]).records[0][2:]:
+        for record in log_of([a(1), a(2), a(3), a(4)]).written[0][2:]:
             log.append(record.key or b"", record.value, record.headers, record.timestamp_ms or 0)
         log.beginning[0] = 3  # retention removed offset 2 (seqNr 3) before the follower read it
 
@@ -319,9 +275,9 @@ def test_a_follower_that_retention_passed_is_told_so():
 
 
 def test_an_undecodable_record_is_a_quarantined_entry_and_parks_its_journal():
-    log = _log_with([a(1)])
+    log = log_of([a(1)])
     log.append(KEY.id.encode(), None, [("journal.action", b"{not json")], 1_700_000_000_000)
-    for record in _log_with([a(1), a(2), NOISE]).records[0][1:]:
+    for record in log_of([a(1), a(2), NOISE]).written[0][1:]:
         log.append(record.key or b"", record.value, record.headers, record.timestamp_ms or 0)
     entries = _feed(log, InMemoryReplicatedStore(), FeedRequest(TOPIC))
     seen = [
@@ -369,11 +325,11 @@ class _Overlap:
 def test_a_live_tail_looks_up_new_journals_together_but_scans_kafka_a_few_at_a_time():
     # 40 journals first met at offset 1: each lookup reads the head, then scans the tail
     # [0, 1) from Kafka (no tail cache here), which holds a pooled consumer in a reader.
-    log = _log_with([(Key(TOPIC, f"j{n}"), Op("append", 1, 1)) for n in range(40)])
+    log = log_of([a(1, key=Key(TOPIC, f"j{n}")) for n in range(40)])
     heads = _Overlap(InMemoryEventualReader(InMemoryReplicatedStore()), "head")
     scans = _Overlap(log, "tail")
     reader = JournalReader(heads, log, scans)  # type: ignore[arg-type]
-    feed = TopicFeed(_Source(log), reader)
+    feed = TopicFeed(log, reader)
 
     async def run() -> list[FeedEntry]:
         request = FeedRequest(TOPIC, after=Cursor({0: Position(1)}))

@@ -13,153 +13,21 @@ never runs ahead of what the fold decided, it must decide every record.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kjournal.fold.append_rule import MAX_GAP
 from kjournal.memory import InMemoryReplicatedStore
-from kjournal.model import (
-    ACTION_HEADER,
-    Action,
-    ActionRecord,
-    Delete,
-    DeleteHeader,
-    Event,
-    Events,
-    JsonPayload,
-    JsonValue,
-    Key,
-    Mark,
-    MarkHeader,
-    Purge,
-    PurgeHeader,
-    SeqNr,
-)
+from kjournal.model import ActionRecord, Key
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.read.bootstrap import start_of
 from kjournal.read.fates import FateKind
 from kjournal.read.partition_fold import PartitionFold, PayloadBudget, Pending
 from kjournal.read.records import Poison, decoded
-from kjournal.replicate import replicate_partition
-from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 
-TOPIC = "journal"
+from tests.support.histories import TOPIC, Op, d, judge, log_of, replicate
+
 KEYS = [Key(TOPIC, "a"), Key(TOPIC, "b"), Key(TOPIC, "c")]
-NOW = datetime(2026, 12, 6, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class Op:
-    key: int
-    kind: str  # append | delete | purge | mark | bad-header | bad-payload
-    first: int = 0
-    last: int = 0
-    variant: int = 0
-    expect: int | None = None
-
-
-def _payload(key: Key, n: int, variant: int) -> dict[str, JsonValue]:
-    return {"n": n, "key": key.id, "variant": variant}
-
-
-def _records(ops: list[Op]) -> list[ConsumedRecord]:
-    records = []
-    for offset, op in enumerate(ops):
-        key = KEYS[op.key]
-        timestamp = datetime.fromtimestamp(1_700_000_000 + offset, UTC)
-        action: Action
-        if op.kind in ("append", "bad-payload"):
-            events = Events(
-                tuple(
-                    Event(SeqNr(n), payload=JsonPayload(_payload(key, n, op.variant)))
-                    for n in range(op.first, op.last + 1)
-                )
-            )
-            action = append_action(key, timestamp, events, expect=op.expect)
-        elif op.kind == "delete":
-            action = Delete(key, timestamp, DeleteHeader(SeqNr(op.last)))
-        elif op.kind == "purge":
-            action = Purge(key, timestamp, PurgeHeader())
-        else:
-            action = Mark(key, timestamp, MarkHeader(f"m{offset}"))
-        parts = encode_action(action)
-        headers, value = list(parts.headers), parts.value
-        if op.kind == "bad-header":
-            headers = [(ACTION_HEADER, b"{not json")]
-        elif op.kind == "bad-payload":
-            value = b'{"events": "not a list"}'
-        records.append(
-            ConsumedRecord(TOPIC, 0, offset, parts.key, value, headers, parts.timestamp_ms)
-        )
-    return records
-
-
-def _model(ops: list[Op]) -> list[tuple[FateKind, int] | None]:
-    """Each record's fate by the rule, folded from the log's start: (kind, seq_nr), with
-    seq_nr as the fold reports it; None for marks. A dropped append over seqNrs its journal
-    held is reported as the kind comparing its events gives (the fold says OVERLAP)."""
-    state: dict[int, dict[str, object]] = {}
-    fates: list[tuple[FateKind, int] | None] = []
-    for op in ops:
-        journal = state.setdefault(
-            op.key, {"exists": False, "high": 0, "delete_to": 0, "events": {}, "bad": False}
-        )
-        events: dict[int, dict[str, JsonValue]] = journal["events"]  # type: ignore[assignment]
-        high: int = journal["high"]  # type: ignore[assignment]
-        delete_to: int = journal["delete_to"]  # type: ignore[assignment]
-        exists = bool(journal["exists"])
-        if op.kind in ("bad-header", "bad-payload"):
-            journal["bad"] = True
-            fates.append((FateKind.PARKED, 0))
-            continue
-        if op.kind == "mark":
-            fates.append(None)
-            continue
-        if journal["bad"]:
-            fates.append((FateKind.PARKED, 0))
-            continue
-        if op.kind == "append":
-            if op.expect is None:
-                taken = not exists or high < op.first <= high + 1 + MAX_GAP
-            elif op.expect == 0:
-                taken = not exists
-            else:
-                taken = exists and high == op.expect and op.first == op.expect + 1
-            if taken:
-                if not exists:
-                    journal["exists"], journal["delete_to"] = True, op.first - 1
-                for n in range(op.first, op.last + 1):
-                    events[n] = _payload(KEYS[op.key], n, op.variant)
-                journal["high"] = op.last
-                fates.append((FateKind.TAKEN, op.last))
-                continue
-            met = high if exists else 0
-            identical = exists and op.last <= high
-            for n in range(op.first, op.last + 1):
-                if n <= delete_to or events.get(n) != _payload(KEYS[op.key], n, op.variant):
-                    identical = False
-            if identical:
-                fates.append((FateKind.REPLAY, met))
-            elif op.expect is not None:
-                fates.append((FateKind.REFUSED, met))
-            elif exists and op.first > high:
-                fates.append((FateKind.GAP, met))
-            else:
-                fates.append((FateKind.CONFLICT, met))
-        elif op.kind == "delete":
-            if exists:
-                journal["delete_to"] = max(delete_to, min(op.last, high))
-                fates.append((FateKind.DELETE, int(journal["delete_to"])))  # type: ignore[call-overload]
-            else:
-                fates.append((FateKind.NOTHING, 0))
-        elif exists:
-            state[op.key] = {"exists": False, "high": 0, "delete_to": 0, "events": {}, "bad": False}
-            fates.append((FateKind.PURGE, 0))
-        else:
-            fates.append((FateKind.NOTHING, 0))
-    return fates
 
 
 @dataclass
@@ -180,10 +48,9 @@ class _Run:
     def __init__(
         self, ops: list[Op], replicated: int, max_journals: int, max_pending: int = 100_000
     ) -> None:
-        self.records = _records(ops)
+        self.records = log_of(ops).written[0]
         self.store = InMemoryReplicatedStore()
-        if replicated:
-            replicate_partition(TOPIC, 0, self.records[:replicated], self.store, NOW)
+        replicate(self.store, self.records[:replicated])
         pointer = self.store.pointer2(TOPIC, 0)
         start = 0 if pointer is None else pointer + 1
         self.fold = PartitionFold(
@@ -214,7 +81,7 @@ class _Run:
     def replicate(self, upto: int) -> None:
         if self.produced:
             end = min(upto, self.produced)
-            replicate_partition(TOPIC, 0, self.records[:end], self.store, NOW)
+            replicate(self.store, self.records[:end])
 
     def poll(self) -> None:
         pointer = self.store.pointer2(TOPIC, 0)
@@ -279,7 +146,10 @@ class _Run:
 
 
 def _check(run: _Run, ops: list[Op], *, every_record: bool) -> None:
-    model = _model(ops)
+    """Each fate the fold decided against the rule's, folded from the log's start (tests/support/
+    histories.py): a dropped append over seqNrs its journal held is reported as the kind comparing
+    its events gives, the fold says OVERLAP."""
+    model, _ = judge(ops)
     fold = run.fold
     for offset in range(fold.start, len(ops)):
         want = model[offset]
@@ -310,18 +180,18 @@ _ops = st.lists(
             lambda key, first, length, variant, expect: Op(
                 key, "append", first, first + length, variant, expect
             ),
-            st.integers(0, 2),
+            st.sampled_from(KEYS),
             st.integers(1, 6),
             st.integers(0, 2),
             st.integers(0, 1),
             st.one_of(st.none(), st.integers(0, 6)),
         ),
-        st.builds(lambda key, to: Op(key, "delete", last=to), st.integers(0, 2), st.integers(1, 8)),
-        st.builds(lambda key: Op(key, "purge"), st.integers(0, 2)),
-        st.builds(lambda key: Op(key, "mark"), st.integers(0, 2)),
+        st.builds(d, st.integers(1, 8), st.sampled_from(KEYS)),
+        st.builds(lambda key: Op(key, "purge"), st.sampled_from(KEYS)),
+        st.builds(lambda key: Op(key, "mark"), st.sampled_from(KEYS)),
         st.builds(
             lambda key, kind: Op(key, kind, 1, 1),
-            st.integers(0, 2),
+            st.sampled_from(KEYS),
             st.sampled_from(["bad-header", "bad-payload"]),
         ),
     ),
@@ -389,7 +259,7 @@ def test_with_replication_behind_the_fold_every_record_is_decided(
 def test_a_journal_quarantined_in_cassandra_has_its_records_before_the_poison_decided() -> None:
     """The replicator quarantined the journal at offset 1 before the fold started it: the
     record at offset 0 is decided as any (a delete of no journal), only those from 1 are parked."""
-    ops = [Op(0, "delete", last=1), Op(0, "bad-header", 1, 1)]
+    ops = [d(1, KEYS[0]), Op(KEYS[0], "bad-header", 1, 1)]
     run = _Run(ops, 0, 1)
     run.produce()
     run.produce()

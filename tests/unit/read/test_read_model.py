@@ -8,87 +8,31 @@ return exactly the events, and the pointer, that the store holds once everything
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
-from kjournal.model import (
-    Action,
-    Delete,
-    DeleteHeader,
-    Event,
-    Events,
-    JsonPayload,
-    JsonValue,
-    Key,
-    Mark,
-    MarkHeader,
-    Purge,
-    PurgeHeader,
-    SeqNr,
-)
 from kjournal.read import JournalReader
-from kjournal.replicate import replicate_partition
-from kjournal.wire.record import ConsumedRecord, append_action, encode_action
 
+from tests.support.histories import (
+    KEY,
+    MARK,
+    NOISE,
+    PURGE,
+    Op,
+    a,
+    d,
+    fully_replicated,
+    histories,
+    histories_with_retries,
+    judge,
+    log_of,
+    replicate,
+    retry,
+    value,
+)
 from tests.support.memory_read import InMemoryPartitionLog
-
-TOPIC = "journal"
-KEY = Key(TOPIC, "entity")
-OTHER = Key(TOPIC, "other")
-NOW = datetime(2026, 11, 22, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class Op:
-    kind: str  # append | delete | purge | mark
-    first: int = 0
-    last: int = 0
-    variant: int = 0  # an append's payloads differ from another's of the same seqNrs by it
-
-
-def _log_with(
-    ops: list[tuple[Key, Op]], partitions: int = 1, budget: int = 1 << 30
-) -> InMemoryPartitionLog:
-    log = InMemoryPartitionLog(TOPIC, partitions, payload_budget=budget)
-    for index, (key, op) in enumerate(ops):
-        timestamp = datetime.fromtimestamp(1_700_000_000 + index, UTC)
-        action: Action
-        if op.kind == "append":
-            events = Events(
-                tuple(
-                    Event(SeqNr(n), payload=JsonPayload(_payload(key, n, op.variant)))
-                    for n in range(op.first, op.last + 1)
-                )
-            )
-            action = append_action(key, timestamp, events)
-        elif op.kind == "delete":
-            action = Delete(key, timestamp, DeleteHeader(SeqNr(op.last)))
-        elif op.kind == "purge":
-            action = Purge(key, timestamp, PurgeHeader())
-        else:
-            action = Mark(key, timestamp, MarkHeader(f"m{index}"))
-        parts = encode_action(action)
-        log.append(parts.key, parts.value, parts.headers, parts.timestamp_ms)
-    return log
-
-
-def _payload(key: Key, n: int, variant: int) -> dict[str, JsonValue]:
-    payload: dict[str, JsonValue] = {"n": n, "key": key.id}
-    if variant:
-        payload["variant"] = variant
-    return payload
-
-
-def _replicate(
-    store: InMemoryReplicatedStore, records: list[ConsumedRecord], slices: int = 1
-) -> None:
-    size = max(1, -(-len(records) // slices))
-    for start in range(0, len(records), size):
-        replicate_partition(TOPIC, 0, records[start : start + size], store, NOW)
 
 
 def _read(
@@ -102,46 +46,21 @@ def _read(
 
     async def run() -> tuple[list[tuple[int, object]], int | None]:
         events: list[tuple[int, object]] = [
-            (r.seq_nr, r.event.payload.value if r.event.payload else None)
-            async for r in reader.read(KEY, from_, to, limit)
+            (r.seq_nr, value(r)) async for r in reader.read(KEY, from_, to, limit)
         ]
         return events, (await reader.view(KEY)).info.seq_nr
 
     return asyncio.run(run())
 
 
-def _truth(log: InMemoryPartitionLog) -> tuple[list[tuple[int, object]], int | None]:
-    store = InMemoryReplicatedStore()
-    _replicate(store, log.records[0])
-    head = store.head(KEY)
-    events: list[tuple[int, object]] = [
-        (e.seq_nr, e.event.payload.value if e.event.payload else None) for e in store.events(KEY)
-    ]
-    return events, None if head is None else head.seq_nr
-
-
-def _check_every_split(ops: list[tuple[Key, Op]], budget: int = 1 << 30) -> None:
-    log = _log_with(ops, budget=budget)
-    expected_events, expected_pointer = _truth(log)
-    records = log.records[0]
+def _check_every_split(ops: list[Op], budget: int = 1 << 30) -> None:
+    log = log_of(ops, budget)
+    expected = fully_replicated(log)
+    records = log.written[0]
     for split in range(len(records) + 1):
         store = InMemoryReplicatedStore()
-        _replicate(store, records[:split])
-        events, pointer = _read(log, store)
-        assert (events, pointer) == (expected_events, expected_pointer), f"split at {split}"
-
-
-def a(first: int, last: int | None = None) -> tuple[Key, Op]:
-    return KEY, Op("append", first, first if last is None else last)
-
-
-def d(to: int) -> tuple[Key, Op]:
-    return KEY, Op("delete", last=to)
-
-
-PURGE = (KEY, Op("purge"))
-MARK = (KEY, Op("mark"))
-NOISE = (OTHER, Op("append", 1, 3))
+        replicate(store, records[:split])
+        assert _read(log, store) == expected, f"split at {split}"
 
 
 @pytest.mark.parametrize(
@@ -165,7 +84,7 @@ NOISE = (OTHER, Op("append", 1, 3))
         ("many deletes", [a(1, 10), d(2), d(4), d(3), d(8), a(11), d(11)]),
     ],
 )
-def test_every_split_reads_like_full_replication(name: str, ops: list[tuple[Key, Op]]):
+def test_every_split_reads_like_full_replication(name: str, ops: list[Op]):
     _check_every_split(ops)
 
 
@@ -175,9 +94,9 @@ def test_payloads_beyond_the_budget_are_read_again_from_the_log():
 
 
 def test_a_pending_delete_is_honoured_on_the_first_event():
-    log = _log_with([a(1, 5), d(3)])
+    log = log_of([a(1, 5), d(3)])
     store = InMemoryReplicatedStore()
-    _replicate(store, log.records[0][:1])  # the append is in Cassandra, the delete only in Kafka
+    replicate(store, log.written[0][:1])  # the append is in Cassandra, the delete only in Kafka
 
     events, pointer = _read(log, store)
 
@@ -186,9 +105,9 @@ def test_a_pending_delete_is_honoured_on_the_first_event():
 
 
 def test_a_pending_purge_hides_everything_replicated():
-    log = _log_with([a(1, 5), PURGE])
+    log = log_of([a(1, 5), PURGE])
     store = InMemoryReplicatedStore()
-    _replicate(store, log.records[0][:1])
+    replicate(store, log.written[0][:1])
 
     assert _read(log, store) == ([], None)
 
@@ -198,84 +117,31 @@ def test_a_pending_purge_hides_everything_replicated():
 )
 def test_ranges_and_limits_at_every_split(from_: int, to: int, limit: int | None):
     ops = [a(1, 2), a(3), d(1), a(4, 8), a(9, 10)]
-    log = _log_with(ops)
-    full, _ = _truth(log)
+    log = log_of(ops)
+    full, _ = fully_replicated(log)
     expected = [e for e in full if from_ <= e[0] <= to][:limit]
-    for split in range(len(log.records[0]) + 1):
+    for split in range(len(log.written[0]) + 1):
         store = InMemoryReplicatedStore()
-        _replicate(store, log.records[0][:split])
+        replicate(store, log.written[0][:split])
         assert _read(log, store, from_, to, limit)[0] == expected, f"split at {split}"
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[tuple[Key, Op]]:
-    ops: list[tuple[Key, Op]] = []
-    pointer = 0
-    for _ in range(draw(st.integers(1, 14))):
-        kind = draw(
-            st.sampled_from(["append", "append", "append", "delete", "purge", "mark", "noise"])
-        )
-        if kind == "append":
-            first = pointer + 1 + draw(st.integers(0, 2))
-            last = first + draw(st.integers(0, 3))
-            ops.append(a(first, last))
-            pointer = last
-        elif kind == "delete":
-            ops.append(d(draw(st.integers(1, pointer + 3))))
-        elif kind == "purge":
-            ops.append(PURGE)
-            pointer = 0
-        elif kind == "mark":
-            ops.append(MARK)
-        else:
-            ops.append(NOISE)
-    return ops
 
 
 @settings(max_examples=150, deadline=None)
 @given(ops=histories(), slices=st.integers(1, 3), data=st.data())
-def test_random_histories_at_random_splits(
-    ops: list[tuple[Key, Op]], slices: int, data: st.DataObject
-):
-    log = _log_with(ops)
-    records = log.records[0]
+def test_random_histories_at_random_splits(ops: list[Op], slices: int, data: st.DataObject):
+    log = log_of(ops)
+    records = log.written[0]
     split = data.draw(st.integers(0, len(records)))
     store = InMemoryReplicatedStore()
-    _replicate(store, records[:split], slices)
+    replicate(store, records[:split], slices)
 
-    assert _read(log, store) == _truth(log)
-
-
-def _oracle(ops: list[tuple[Key, Op]]) -> tuple[list[tuple[int, object]], int | None]:
-    """The append rule, naively (fold/append_rule.py): in offset order an append is taken whole
-    if the journal does not exist or its first seqNr is above the journal's, else dropped whole;
-    a delete hides up to its bound (never beyond the highest); a purge starts the journal over."""
-    events: dict[int, dict[str, JsonValue]] = {}
-    high, delete_to, exists = 0, 0, False
-    for key, op in ops:
-        if key != KEY:
-            continue
-        if op.kind == "append":
-            if exists and op.first <= high:
-                continue
-            if not exists:
-                exists, delete_to = True, op.first - 1
-            for n in range(op.first, op.last + 1):
-                events[n] = _payload(key, n, op.variant)
-            high = op.last
-        elif op.kind == "delete" and exists:
-            delete_to = max(delete_to, min(op.last, high))
-        elif op.kind == "purge" and exists:
-            events, high, delete_to, exists = {}, 0, 0, False
-    kept: list[tuple[int, object]] = [
-        (n, payload) for n, payload in sorted(events.items()) if n > delete_to
-    ]
-    return kept, high if exists else None
+    assert _read(log, store) == fully_replicated(log)
 
 
-def retry(first: int, last: int | None = None, variant: int = 0) -> tuple[Key, Op]:
-    """An append of seqNrs the journal may already have (a resend, or an overlap)."""
-    return KEY, Op("append", first, first if last is None else last, variant)
+def _oracle(ops: list[Op]) -> tuple[list[tuple[int, object]], int | None]:
+    """KEY's events and seqNr by the append rule, naively (tests/support/histories.py)."""
+    journal = judge(ops)[1][KEY]
+    return journal.readable(), journal.head()
 
 
 @pytest.mark.parametrize(
@@ -291,50 +157,24 @@ def retry(first: int, last: int | None = None, variant: int = 0) -> tuple[Key, O
     ],
 )
 def test_duplicates_are_dropped_alike_before_and_after_replication(
-    name: str, ops: list[tuple[Key, Op]]
+    name: str, ops: list[Op]
 ) -> None:
-    assert _truth(_log_with(ops)) == _oracle(ops)
+    assert fully_replicated(log_of(ops)) == _oracle(ops)
     _check_every_split(ops)
-
-
-@st.composite
-def histories_with_retries(draw: st.DrawFn) -> list[tuple[Key, Op]]:
-    ops: list[tuple[Key, Op]] = []
-    pointer = 0
-    for _ in range(draw(st.integers(1, 16))):
-        kind = draw(st.sampled_from(["append", "append", "retry", "retry", "delete", "purge"]))
-        if kind == "append":
-            first = pointer + 1 + draw(st.integers(0, 1))
-            last = first + draw(st.integers(0, 3))
-            ops.append(a(first, last))
-            pointer = last
-        elif kind == "retry":
-            first = draw(st.integers(1, pointer + 2))
-            last = first + draw(st.integers(0, 3))
-            ops.append(retry(first, last, variant=draw(st.integers(0, 1))))
-            pointer = max(pointer, last)
-        elif kind == "delete":
-            ops.append(d(draw(st.integers(1, pointer + 2))))
-        else:
-            ops.append(PURGE)
-            pointer = 0
-        if draw(st.booleans()):
-            ops.append(NOISE)
-    return ops
 
 
 @settings(max_examples=200, deadline=None)
 @given(ops=histories_with_retries(), slices=st.integers(1, 4), data=st.data())
 def test_random_retries_read_the_same_before_during_and_after_replication(
-    ops: list[tuple[Key, Op]], slices: int, data: st.DataObject
+    ops: list[Op], slices: int, data: st.DataObject
 ) -> None:
-    log = _log_with(ops)
-    records = log.records[0]
+    log = log_of(ops)
+    records = log.written[0]
     expected = _oracle(ops)
     split = data.draw(st.integers(0, len(records)))
     for replicated in (0, split, len(records)):
         store = InMemoryReplicatedStore()
-        _replicate(store, records[:replicated], slices)
+        replicate(store, records[:replicated], slices)
         assert _read(log, store) == expected, f"{replicated} of {len(records)} records replicated"
 
 
@@ -357,10 +197,7 @@ def _read_with_pointer2(
 
     async def run() -> tuple[list[tuple[int, object]], int | None]:
         view = await reader.view(KEY)
-        events: list[tuple[int, object]] = [
-            (r.seq_nr, r.event.payload.value if r.event.payload else None)
-            async for r in reader.events(view)
-        ]
+        events: list[tuple[int, object]] = [(r.seq_nr, value(r)) async for r in reader.events(view)]
         return events, view.info.seq_nr
 
     return asyncio.run(run())
@@ -375,15 +212,13 @@ def _read_with_pointer2(
         ("other journals between", [a(1, 2), NOISE, PURGE, NOISE, a(1), a(2, 3)]),
     ],
 )
-def test_a_head_newer_than_pointer2_reads_like_full_replication(
-    name: str, ops: list[tuple[Key, Op]]
-) -> None:
-    log = _log_with(ops)
-    expected = _truth(log)
-    records = log.records[0]
+def test_a_head_newer_than_pointer2_reads_like_full_replication(name: str, ops: list[Op]) -> None:
+    log = log_of(ops)
+    expected = fully_replicated(log)
+    records = log.written[0]
     for split in range(len(records) + 1):
         store = InMemoryReplicatedStore()
-        _replicate(store, records[:split])
+        replicate(store, records[:split])
         for stale in range(split + 1):
             pointer2 = stale - 1 if stale else None
             assert _read_with_pointer2(log, store, pointer2) == expected, (
@@ -393,14 +228,12 @@ def test_a_head_newer_than_pointer2_reads_like_full_replication(
 
 @settings(max_examples=150, deadline=None)
 @given(ops=histories_with_retries(), data=st.data())
-def test_random_histories_with_a_lagging_pointer2(
-    ops: list[tuple[Key, Op]], data: st.DataObject
-) -> None:
-    log = _log_with(ops)
-    records = log.records[0]
+def test_random_histories_with_a_lagging_pointer2(ops: list[Op], data: st.DataObject) -> None:
+    log = log_of(ops)
+    records = log.written[0]
     split = data.draw(st.integers(0, len(records)))
     stale = data.draw(st.integers(0, split))
     store = InMemoryReplicatedStore()
-    _replicate(store, records[:split])
+    replicate(store, records[:split])
 
     assert _read_with_pointer2(log, store, stale - 1 if stale else None) == _oracle(ops)
