@@ -357,16 +357,73 @@ def test_the_release_next_steps_are_the_documented_ones_on_ports_of_their_own():
 
     docs = (find_repo_root() / "docs" / "kubernetes.md").read_text()
     lines = [line.strip() for line in release.next_steps()]
-    forwards = [line for line in lines if "port-forward" in line]
-    assert len(forwards) == 2
+    forwards = [line for line in lines if line.startswith("kubectl") and "port-forward" in line]
+    assert len(forwards) == 3
     for line in forwards:
         assert line in docs, line
     local = {int(line.split()[-2].split(":")[0]) for line in forwards}
     defaults = DevConfig.from_env({})
     taken = {defaults.writer_port, defaults.reader_port, defaults.replicator_port}
-    assert local == {18081, 18082}
+    assert local == {18081, 18082, 19400}
     assert not local & taken
     assert set(release.RELEASE_IMAGES) <= {spec.name for spec in images.IMAGES}
+
+
+def test_the_release_next_steps_show_the_whole_system_work():
+    """An append, a read, the replication status, the topic feed and the replicator's metrics,
+    each through a forward the steps start, and every one of them in the docs too."""
+    from kjournal_dev.kind import release
+
+    docs = (find_repo_root() / "docs" / "kubernetes.md").read_text()
+    text = "\n".join(release.next_steps())
+    for wanted in (
+        "curl -s -X POST http://127.0.0.1:18081/v1/journals/journal/order-1/events",
+        "curl -s http://127.0.0.1:18082/v1/journals/journal/order-1/events",
+        "curl -s http://127.0.0.1:18082/v1/topics/journal/replication",
+        "curl -s http://127.0.0.1:18082/v1/topics/journal/events",
+        "curl -s http://127.0.0.1:19400/metrics",
+        "helm test kjournal -n kjournal",
+    ):
+        assert wanted in text, wanted
+        assert wanted in docs, wanted
+    assert "kill $(jobs -p)" in text  # the forwards are the user's to stop
+
+
+def test_dev_storage_secrets_are_what_the_dev_cassandra_mounts_and_the_values_name():
+    """The dev Cassandra requires authentication: storage.yaml mounts every role's Secret where
+    the role step looks for it, the values give the reader, the replicator and the schema hook
+    their role and the writer none, and passwords are generated, never fixed."""
+    from kjournal_dev.kind import dev_storage
+
+    root = find_repo_root()
+    documents = list(yaml.safe_load_all((root / dev_storage.STORAGE_MANIFEST).read_text()))
+    statefulset = next(
+        d for d in documents if d["kind"] == "StatefulSet" and d["metadata"]["name"] == "cassandra"
+    )
+    volume = next(
+        v for v in statefulset["spec"]["template"]["spec"]["volumes"] if v["name"] == "roles"
+    )
+    mounted = {
+        source["secret"]["name"]: {item["path"] for item in source["secret"]["items"]}
+        for source in volume["projected"]["sources"]
+    }
+    assert mounted == {
+        role.secret: {f"{role.folder}/username", f"{role.folder}/password"}
+        for role in dev_storage.ROLES
+    }
+    by_component = {"reader": "read", "replicator": "write", "migrate": "ddl"}
+    folders = {role.folder: role.secret for role in dev_storage.ROLES}
+    for values_file in ("skaffold/values-kind.yaml", "tests/e2e/values-e2e.yaml"):
+        values = yaml.safe_load((root / values_file).read_text())
+        for component, folder in by_component.items():
+            assert values[component]["cassandraSecret"]["name"] == folders[folder], values_file
+        assert "cassandraSecret" not in values.get("writer", {}), values_file
+    first, second = (
+        dev_storage.secret_manifest(dev_storage.ROLES[1])["stringData"] for _ in range(2)
+    )
+    assert first["username"] == second["username"] == "kjournal_migrator"
+    assert first["password"] != second["password"]
+    assert len(first["password"]) >= 24
 
 
 def test_kind_up_release_takes_a_namespace():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,17 @@ def find_go(needed_for: str) -> str:
             "(e.g. into /usr/local/go) or put `go` on PATH"
         )
     return found
+
+
+def module_proxy(go: str) -> str:
+    """Where `go` downloads modules from (GOPROXY), for the line that says so."""
+    try:
+        out = subprocess.run(
+            [go, "env", "GOPROXY"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "the Go module proxy"
+    return out.stdout.strip() or "the Go module proxy"
 
 
 def go_root(cache_dir: Path) -> Path:

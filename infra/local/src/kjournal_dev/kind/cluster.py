@@ -155,6 +155,9 @@ class Cluster:
         if not LIB_MODULES.exists():
             LIB_MODULES.mkdir()
             self.marker.write_text(str(LIB_MODULES))
+            self.progress.report(
+                f"created {LIB_MODULES} (empty) for kind's bind mount; `kind down` removes it"
+            )
         config = settings.kind_state / "kind-config.yaml"
         config.write_text(config_yaml(offline, lacks_sys_resource()))
         started = time.monotonic()
@@ -280,7 +283,7 @@ class Cluster:
         if self.marker.exists():
             try:
                 LIB_MODULES.rmdir()
-                done.append(f"removed {LIB_MODULES}")
+                done.append(f"removed {LIB_MODULES} (created by kind up for kind's bind mount)")
             except FileNotFoundError:
                 pass
             except OSError:

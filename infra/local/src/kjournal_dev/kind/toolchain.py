@@ -77,8 +77,13 @@ class Toolchain:
         binaries into the state's `bin/`."""
         names = list(names)
         if self.missing(names):
-            self.go()  # fail early, in one line, if there is no Go
+            go = self.go()  # fail early, in one line, if there is no Go
             root = self.settings.build_cache_dir
+            self.progress.report(
+                f"building {', '.join(tool.name for tool in self.missing(names))} from Go modules "
+                f"downloaded from {gobuild.module_proxy(go)} into {gobuild.go_root(root)} "
+                "(dropped once the binaries are built)"
+            )
             with gobuild.exclusive(root):
                 for tool in self.missing(names):  # again: another process may have built some
                     if self._adopt_legacy(tool):
