@@ -65,6 +65,21 @@ def test_the_caches_are_dropped_once_the_binaries_exist(
     assert chain.missing(["one", "two"]) == []
 
 
+def test_a_prebuild_keeps_the_caches_between_its_builds_and_drops_them_at_its_end(
+    tmp_path: Path, two_tools: list[tuple[str, bool]]
+):
+    """`prebuild` builds helm, the collector and the toolchain one after the other: the second
+    build reuses what the first compiled, and the caches still go once it is all done."""
+    chain = _chain(tmp_path, [])
+    root = gobuild.go_root(chain.settings.build_cache_dir)
+    with gobuild.caches_kept(chain.settings.build_cache_dir):
+        chain.ensure(["one"])
+        assert (root / "build" / "x").exists()
+        chain.ensure(["two"])
+    assert two_tools == [("one", False), ("two", True)]
+    assert not any((root / name).exists() for name in ("build", "mod", "path"))
+
+
 def test_a_short_disk_drops_the_build_cache_between_builds(
     tmp_path: Path, two_tools: list[tuple[str, bool]], monkeypatch: pytest.MonkeyPatch
 ):

@@ -6,7 +6,7 @@ security/   token (and the secured platform's users, roles, ACLs and TLS)
 traces/     trace: the collector's spans as a waterfall
 generate/   settings-docs | metrics-docs | chart-values | chart-manifests
 kind/       kind ... | images ...: images and a kind cluster, built offline
-prebuild    here: what `up`, the chart tools and `kind up` would build on first use
+prebuild    here: what the chart tools, `up` and `kind up` would build on first use
 """
 
 from __future__ import annotations
@@ -30,21 +30,28 @@ def _report(line: str) -> None:
 
 
 def _prebuild(platform: Platform, args: argparse.Namespace) -> int:
-    """Build now what `up`, the chart tools and `kind up` would build on first use: the
-    collector (which `up` needs first), helm, then (unless --early) the rest of the kind
-    toolchain. Each lands in the build cache whole or not at all, and a later step that needs
-    one waits for a build under way instead of starting its own."""
+    """Build now what the chart tools, `up` and `kind up` would build on first use: helm (the
+    chart tests' first need), the collector (which `up` needs), then (unless --early) the rest of
+    the kind toolchain and the Debian base tarball. Go's caches stay between these builds and go
+    once at the end. Each lands in the build cache whole or not at all, and a later step that
+    needs one waits for a build under way instead of starting its own."""
+    from kjournal_dev.artifacts import gobuild
     from kjournal_dev.artifacts.collector import ensure_collector
+    from kjournal_dev.kind import base_image
     from kjournal_dev.kind.helm import Helm
     from kjournal_dev.kind.tool import KindTool
 
     started = time.monotonic()
-    if platform.config.collector:
-        print(ensure_collector(platform.config, _report), flush=True)
-    print(Helm(platform.config, _report).binary(), flush=True)
-    if not args.early:
-        for path in KindTool(platform.config, _report).build_tools():
-            print(path, flush=True)
+    with gobuild.caches_kept(platform.config.build_cache_dir):
+        print(Helm(platform.config, _report).binary(), flush=True)
+        if platform.config.collector:
+            print(ensure_collector(platform.config, _report), flush=True)
+        if not args.early:
+            tool = KindTool(platform.config, _report)
+            for path in tool.build_tools():
+                print(path, flush=True)
+            if tool.offline():
+                print(base_image.ensure_rootfs(tool.progress, tool.settings), flush=True)
     _report(f"prebuild done in {time.monotonic() - started:.0f}s")
     return 0
 
@@ -61,13 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     generate_cli.register(sub)
     prebuild = sub.add_parser(
         "prebuild",
-        help="build ahead into the build cache what `up`, the chart tests and `kind up` build on "
-        "first use: the collector, helm, then the rest of the kind toolchain",
+        help="build ahead into the build cache what the chart tests, `up` and `kind up` build on "
+        "first use: helm, the collector, then the rest of the kind toolchain and the Debian base",
     )
     prebuild.add_argument(
         "--early",
         action="store_true",
-        help="only what the first test suites need: the collector and helm",
+        help="only what the first test suites need: helm and the collector",
     )
     prebuild.set_defaults(run=_prebuild)
     kind_cli.register(sub)

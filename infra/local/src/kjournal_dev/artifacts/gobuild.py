@@ -85,11 +85,33 @@ def drop_build_cache(cache_dir: Path) -> None:
     shutil.rmtree(go_root(cache_dir) / "build", ignore_errors=True)
 
 
+_kept: set[Path] = set()
+
+
 def drop_caches(cache_dir: Path) -> None:
-    """Remove Go's build and module caches (the built binaries stay where they are)."""
+    """Remove Go's build and module caches (the built binaries stay where they are), unless
+    `caches_kept` holds them for builds still to come in this process."""
     root = go_root(cache_dir)
+    if root in _kept:
+        return
     for name in ("build", "mod", "path"):  # not the lock, which a waiting build may hold open
         shutil.rmtree(root / name, ignore_errors=True)
+
+
+@contextmanager
+def caches_kept(cache_dir: Path) -> Iterator[None]:
+    """Go's caches stay between the builds of this block (they share the standard library, and
+    the packages and modules of the same versions), and are dropped once, at its end. Between
+    two builds the lock is free, so another process may build meanwhile (and drop them: the next
+    build is then only slower)."""
+    root = go_root(cache_dir)
+    _kept.add(root)
+    try:
+        yield
+    finally:
+        _kept.discard(root)
+        with exclusive(cache_dir):
+            drop_caches(cache_dir)
 
 
 def free_gb(path: Path) -> float:

@@ -276,6 +276,60 @@ def _build_etcd(chain: Toolchain, tool: Tool, out: Path) -> None:
     )
 
 
+COREDNS_PLUGINS = (
+    # kubeadm's Corefile: errors, health, ready, kubernetes, prometheus (the metrics plugin),
+    # forward, cache, loop, reload, loadbalance
+    "cache",
+    "errors",
+    "forward",
+    "health",
+    "kubernetes",
+    "loadbalance",
+    "loop",
+    "metrics",
+    "ready",
+    "reload",
+    # and what one edits into a dev cluster's Corefile to debug or stub names
+    "hosts",
+    "log",
+    "rewrite",
+)
+"""The plugins the cluster's coredns is built with. `go install github.com/coredns/coredns`
+builds all 60 (the Azure, AWS, Google Cloud, Nomad, etcd, dnstap and tracing SDKs with them:
+about a fifth of a cold toolchain's CPU here); CoreDNS's own way to choose them is a main package
+importing coremain and the plugins wanted. A Corefile naming another plugin fails at start with
+the plugin's name."""
+
+
+def _build_coredns(chain: Toolchain, tool: Tool, out: Path) -> None:
+    work = chain.settings.src_dir / f"coredns-{tool.version}"
+    if not (work / "go.sum").is_file():
+        (work / "cmd" / "coredns").mkdir(parents=True, exist_ok=True)
+        (work / "go.mod").write_text(
+            f"module kjournal.dev/coredns-build\n\ngo 1.24\n\n"
+            f"require github.com/coredns/coredns {tool.version}\n"
+        )
+        imports = "".join(
+            f'\t_ "github.com/coredns/coredns/plugin/{plugin}"\n' for plugin in COREDNS_PLUGINS
+        )
+        (work / "cmd" / "coredns" / "main.go").write_text(
+            "// CoreDNS with the plugins kjournal-dev's kind cluster uses (toolchain.py).\n"
+            "package main\n\nimport (\n"
+            + imports
+            + '\n\t"github.com/coredns/coredns/coremain"\n)\n\n'
+            "func main() { coremain.Run() }\n"
+        )
+        chain.run_go(
+            f"resolving coredns {tool.version} modules", ["mod", "tidy"], "go-mod-coredns", work
+        )
+    chain.run_go(
+        f"building coredns {tool.version} ({len(COREDNS_PLUGINS)} plugins)",
+        ["build", "-trimpath", "-ldflags=-s -w", "-o", str(out / "coredns"), "./cmd/coredns"],
+        "build-coredns",
+        work,
+    )
+
+
 def _go_install(package: str) -> Callable[[Toolchain, Tool, Path], None]:
     def build(chain: Toolchain, tool: Tool, out: Path) -> None:
         chain.install(
@@ -351,7 +405,7 @@ TOOLS: dict[str, Tool] = {
             ("crictl",),
             _go_install("sigs.k8s.io/cri-tools/cmd/crictl"),
         ),
-        Tool("coredns", versions.COREDNS, ("coredns",), _go_install("github.com/coredns/coredns")),
+        Tool("coredns", versions.COREDNS, ("coredns",), _build_coredns),
         Tool(
             "local-path-provisioner",
             versions.LOCAL_PATH_PROVISIONER,
