@@ -1,7 +1,7 @@
 import com.datastax.driver.core.Cluster;
 import com.datastax.driver.core.Session;
 import com.datastax.driver.core.exceptions.AuthenticationException;
-import com.datastax.driver.core.exceptions.NoHostAvailableException;
+import com.datastax.driver.core.exceptions.DriverException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -52,8 +52,11 @@ public final class CreateRoles {
             } catch (AuthenticationException notYet) {
                 last = notYet.getMessage();
                 createAdmin(host, port, admin);
-            } catch (NoHostAvailableException notUp) {
-                last = notUp.getMessage();
+            } catch (DriverException failed) {  // the node not up yet, or a step failed: again
+                if (!failed.getMessage().equals(last)) {
+                    System.err.println("roles: not yet: " + failed.getMessage());
+                }
+                last = failed.getMessage();
             }
             if (System.currentTimeMillis() > deadline) {
                 System.err.println("roles: the node never let " + admin.username() + " in: " + last);
@@ -82,7 +85,7 @@ public final class CreateRoles {
                             + " WITH SUPERUSER = true AND LOGIN = true AND PASSWORD = "
                             + quoted(admin.password()));
             System.out.println("roles: created " + admin.username());
-        } catch (AuthenticationException | NoHostAvailableException notYet) {
+        } catch (DriverException notYet) {
             // The node has not made its default superuser yet, or it was dropped: try again.
         }
     }
@@ -107,10 +110,16 @@ public final class CreateRoles {
         }
         Credentials role = read(folder);
         String password = quoted(role.password());
+        boolean exists =
+                session.execute("SELECT role FROM system_auth.roles WHERE role = ?", role.username())
+                                .one()
+                        != null;
+        // A role made before (a restarted node) takes the mounted password; a new one is made
+        // with it (Cassandra refuses a second password change within seconds of the first).
         session.execute(
-                "CREATE ROLE IF NOT EXISTS " + role.username()
-                        + " WITH LOGIN = true AND PASSWORD = " + password);
-        session.execute("ALTER ROLE " + role.username() + " WITH PASSWORD = " + password);
+                (exists ? "ALTER ROLE " : "CREATE ROLE ") + role.username()
+                        + (exists ? " WITH" : " WITH LOGIN = true AND")
+                        + " PASSWORD = " + password);
         for (String permission : permissions) {
             session.execute(
                     "GRANT " + permission + " ON KEYSPACE " + keyspace + " TO " + role.username());

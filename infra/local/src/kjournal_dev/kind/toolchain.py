@@ -8,6 +8,7 @@ state's `bin/` (on PATH for kind, kubectl and helm).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -180,11 +181,36 @@ class Toolchain:
 # --- recipes ---
 
 
+IN_KUBERNETES_MODULE = {
+    # tool → (its module, version, main package)
+    "kube-router": (
+        "github.com/cloudnativelabs/kube-router/v2",
+        versions.KUBE_ROUTER,
+        "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router",
+    ),
+    "local-path-provisioner": (
+        "github.com/rancher/local-path-provisioner",
+        versions.LOCAL_PATH_PROVISIONER,
+        "github.com/rancher/local-path-provisioner",
+    ),
+}
+"""Tools built inside the Kubernetes wrapper module rather than with `go install`: they use the
+Kubernetes libraries (client-go, api, apimachinery) at older versions of their own, which would
+be compiled again for each; here Go's minimal version selection gives them Kubernetes' own, so
+the build compiles those packages once (and the other requirements they share, at Kubernetes'
+versions; neither raises a version Kubernetes pins beyond a patch)."""
+
+
 def _kubernetes_module(chain: Toolchain) -> Path:
-    """A wrapper module requiring k8s.io/kubernetes, with each staging module it replaces by a
-    relative path (which only works inside its own repository) pointed at the published v0.X.Y."""
+    """A wrapper module requiring k8s.io/kubernetes (and the tools of IN_KUBERNETES_MODULE), with
+    each staging module Kubernetes replaces by a relative path (which only works inside its own
+    repository) pointed at the published v0.X.Y."""
     version = versions.KUBERNETES
-    work = chain.settings.src_dir / f"kubernetes-{version}"
+    extra = sorted(
+        f"{module} {module_version}" for module, module_version, _ in IN_KUBERNETES_MODULE.values()
+    )
+    digest = hashlib.sha256("\n".join(extra).encode()).hexdigest()[:8]
+    work = chain.settings.src_dir / f"kubernetes-{version}-{digest}"
     if (work / "go.sum").is_file():
         return work
     work.mkdir(parents=True, exist_ok=True)
@@ -204,13 +230,18 @@ def _kubernetes_module(chain: Toolchain) -> Path:
         "",
         "go 1.24",
         "",
-        f"require k8s.io/kubernetes {version}",
+        "require (",
+        f"\tk8s.io/kubernetes {version}",
+        *(f"\t{line}" for line in extra),
+        ")",
         "",
         *(f"replace {path} => {path} {staging_version}" for path in staged),
         "",
     ]
     (work / "go.mod").write_text("\n".join(lines))
-    imports = "\n".join(f'\t_ "k8s.io/kubernetes/cmd/{cmd}"' for cmd in KUBERNETES_COMMANDS)
+    packages = [f"k8s.io/kubernetes/cmd/{cmd}" for cmd in KUBERNETES_COMMANDS]
+    packages += [package for _, _, package in IN_KUBERNETES_MODULE.values()]
+    imports = "\n".join(f'\t_ "{package}"' for package in packages)
     (work / "tools.go").write_text(
         "//go:build tools\n\npackage tools\n\nimport (\n" + imports + "\n)\n"
     )
@@ -249,6 +280,19 @@ def _build_kubernetes(chain: Toolchain, tool: Tool, out: Path) -> None:
         ],
         f"build-{tool.name}",
         work,
+    )
+
+
+def _build_in_kubernetes_module(chain: Toolchain, tool: Tool, out: Path) -> None:
+    """One of IN_KUBERNETES_MODULE, built on its own (local-path-provisioner imports logrus as
+    `Sirupsen/logrus`, Kubernetes as `sirupsen/logrus`: Go refuses both in one build) but from
+    the same module and Go build cache as Kubernetes."""
+    _, _, package = IN_KUBERNETES_MODULE[tool.name]
+    chain.run_go(
+        f"building {tool.name} {tool.version} (with Kubernetes' libraries)",
+        ["build", "-trimpath", "-ldflags=-s -w", "-o", str(out / tool.binaries[0]), package],
+        f"build-{tool.name}",
+        _kubernetes_module(chain),
     )
 
 
@@ -410,15 +454,10 @@ TOOLS: dict[str, Tool] = {
             "local-path-provisioner",
             versions.LOCAL_PATH_PROVISIONER,
             ("local-path-provisioner",),
-            _go_install("github.com/rancher/local-path-provisioner"),
+            _build_in_kubernetes_module,
         ),
         Tool("helm", versions.HELM, ("helm",), _go_install("helm.sh/helm/v3/cmd/helm")),
-        Tool(
-            "kube-router",
-            versions.KUBE_ROUTER,
-            ("kube-router",),
-            _go_install("github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"),
-        ),
+        Tool("kube-router", versions.KUBE_ROUTER, ("kube-router",), _build_in_kubernetes_module),
         Tool("skaffold", versions.SKAFFOLD, ("skaffold",), _build_skaffold),
         Tool("pause", versions.PAUSE, ("pause",), _build_pause),
     )
