@@ -176,3 +176,11 @@ def test_the_flat_bin_folder_of_earlier_versions_is_adopted_without_a_build(
     assert two_tools == [("two", False)]  # "one" was there at its version; "two" was not
     assert chain.path("one").read_text() == "old build"
     assert chain.path("two").read_text() == "binary"
+
+
+def test_go_builds_make_no_dwarf_that_the_link_would_drop(tmp_path: Path):
+    """Every build here links with `-s -w`; the compiler is told not to make DWARF at all
+    (GOFLAGS, so the collector's builder, which runs `go` itself, gets it too)."""
+    env = gobuild.go_env(tmp_path, tmp_path / "bin", "/usr/local/go/bin/go")
+    assert env["GOFLAGS"].split() == ["-modcacherw", "-gcflags=all=-dwarf=false"]
+    assert env["CGO_ENABLED"] == "0"

@@ -45,6 +45,9 @@ def module_proxy(go: str) -> str:
     return out.stdout.strip() or "the Go module proxy"
 
 
+NO_DWARF = "-gcflags=all=-dwarf=false"
+
+
 def go_root(cache_dir: Path) -> Path:
     return cache_dir / "go"
 
@@ -59,8 +62,10 @@ def go_env(cache_dir: Path, bin_dir: Path, go: str) -> dict[str, str]:
         "GOPATH": str(root / "path"),
         "GOMODCACHE": str(root / "mod"),
         "GOCACHE": str(root / "build"),
-        # A module cache that `rm -rf` can delete (Go makes it read-only by default).
-        "GOFLAGS": "-modcacherw",
+        # A module cache that `rm -rf` can delete (Go makes it read-only by default); no DWARF
+        # from the compiler, which every build here drops at link time anyway (`-ldflags=-s -w`):
+        # 13 % less CPU for a cold build of kube-scheduler here (281 s against 323 s).
+        "GOFLAGS": f"-modcacherw {NO_DWARF}",
         # Build with the Go that is installed; never fetch another toolchain.
         "GOTOOLCHAIN": "local",
         "CGO_ENABLED": "0",
