@@ -430,3 +430,48 @@ def test_kind_up_release_takes_a_namespace():
     args = build_parser().parse_args(["kind", "up", "--release", "--namespace", "shop"])
     assert (args.release, args.namespace) == (True, "shop")
     assert build_parser().parse_args(["kind", "up"]).release is False
+
+
+class _FakeEngine:
+    """An engine that runs, whose `docker` is a script recording its arguments; `ps` lists
+    the containers in `nodes`."""
+
+    def __init__(self, tmp_path: Path, nodes: list[str]) -> None:
+        self.calls = tmp_path / "docker-calls"
+        self.script = tmp_path / "docker"
+        self.script.write_text(
+            f"#!{sys.executable}\nimport sys\n"
+            f"open({str(self.calls)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+            f"if sys.argv[1] == 'ps': print({chr(10).join(nodes)!r})\n"
+        )
+        self.script.chmod(0o755)
+
+    def running(self) -> object:
+        return object()
+
+    def env(self) -> dict[str, str]:
+        return {}
+
+    def docker(self, *args: str) -> list[str]:
+        return [str(self.script), *args]
+
+
+def test_down_removes_the_node_containers_even_without_kind_in_this_build_cache(tmp_path: Path):
+    """`kind down` run with another KJOURNAL_DEV_BUILD_CACHE than `kind up` finds no kind binary;
+    the cluster's node containers still go (by kind's label), so a later engine on that data
+    root does not restart them."""
+    settings = _settings(tmp_path)
+    report = progress.Progress(lambda line: None, tmp_path / "logs")
+    engine = _FakeEngine(tmp_path, ["abc123"])
+    chain = toolchain.Toolchain(settings, report)
+    assert not chain.path("kind").is_file()
+    done = cluster.Cluster(settings, report, engine, chain).delete()  # type: ignore[arg-type]
+    assert done == ["removed the node container(s) of cluster kjournal"]
+    calls = engine.calls.read_text().splitlines()
+    assert calls == [
+        "ps -a -q --filter label=io.x-k8s.kind.cluster=kjournal",
+        "rm -f -v abc123",
+    ]
+    (tmp_path / "none").mkdir()
+    nothing = _FakeEngine(tmp_path / "none", [])
+    assert cluster.Cluster(settings, report, nothing, chain).delete() == []  # type: ignore[arg-type]

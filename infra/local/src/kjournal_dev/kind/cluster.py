@@ -279,6 +279,11 @@ class Cluster:
         if self._listed():
             self._kind_delete(f"deleting kind cluster {self.settings.cluster_name}")
             done.append(f"deleted cluster {self.settings.cluster_name}")
+        elif self.engine.running() is not None:
+            # No kind binary in this build cache (e.g. `down` run with another
+            # KJOURNAL_DEV_BUILD_CACHE than `up`): the node containers go all the same, by the
+            # label kind gives them, so the engine's data root keeps no node to restart.
+            done += self._remove_nodes()
         self.settings.kubeconfig.unlink(missing_ok=True)
         if self.marker.exists():
             try:
@@ -292,6 +297,17 @@ class Cluster:
                 ) from None
             self.marker.unlink()
         return done
+
+    def _remove_nodes(self) -> list[str]:
+        env = self.engine.env()
+        label = f"label=io.x-k8s.kind.cluster={self.settings.cluster_name}"
+        found = self.progress.capture(
+            self.engine.docker("ps", "-a", "-q", "--filter", label), env=env, check=False
+        ).stdout.split()
+        if not found:
+            return []
+        self.progress.capture(self.engine.docker("rm", "-f", "-v", *found), env=env)
+        return [f"removed the node container(s) of cluster {self.settings.cluster_name}"]
 
     def status(self) -> ClusterStatus:
         if not self.exists():

@@ -70,8 +70,8 @@ IMAGES: tuple[ImageSpec, ...] = (
 
 
 _DOWNLOADS = {
-    # What a build with an empty Docker build cache downloads (later builds reuse their layers);
-    # {debian} is the base image's apt mirror.
+    # What a first build downloads (later builds reuse its layers); {debian} is the base
+    # image's apt mirror.
     "writer": "Python 3.11 from {debian}, Python packages from PyPI",
     "reader": "Python 3.11 from {debian}, Python packages from PyPI",
     "migrate": "Python 3.11 from {debian}, Python packages from PyPI",
@@ -164,9 +164,10 @@ class ImageBuilder:
             cmd += ["--build-arg", f"{name}={value}"]
         if self.settings.ca_bundle.is_file():
             cmd += ["--secret", f"id=ca,src={self.settings.ca_bundle}"]
+        first = not image_exists(self.engine, self.progress, spec.image)
+        downloads = _DOWNLOADS[spec.name].format(debian=self.settings.debian_mirror)
         self.progress.run(
-            f"building {spec.image} (on a cold build cache, downloads "
-            f"{_DOWNLOADS[spec.name].format(debian=self.settings.debian_mirror)})",
+            f"building {spec.image}" + (f" (first build: downloads {downloads})" if first else ""),
             [*cmd, str(root)],
             f"image-{spec.name}",
             env=self.engine.env(),
