@@ -340,7 +340,7 @@ COREDNS_PLUGINS = (
 )
 """The plugins the cluster's coredns is built with. `go install github.com/coredns/coredns`
 builds all 60 (the Azure, AWS, Google Cloud, Nomad, etcd, dnstap and tracing SDKs with them:
-about a fifth of a cold toolchain's CPU here); CoreDNS's own way to choose them is a main package
+15 % of a cold toolchain's CPU here); CoreDNS's own way to choose them is a main package
 importing coremain and the plugins wanted. A Corefile naming another plugin fails at start with
 the plugin's name."""
 
