@@ -11,3 +11,8 @@ else
   fi
   UV=(python3 -m uv)
 fi
+
+# A fresh clone's first `uv sync` downloads every locked package (PyPI, or uv's own cache): say so.
+if [ ! -d .venv ]; then
+  echo "scripts: installing the Python packages of uv.lock into .venv (from PyPI, or uv's cache)" >&2
+fi

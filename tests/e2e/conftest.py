@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import yaml
 from kjournal_dev.config import DevConfig, find_repo_root
+from kjournal_dev.kind import dev_storage
 from kjournal_dev.kind.helm import Helm
 from kjournal_dev.kind.tool import KindTool
 from kubernetes import client, config, utils
@@ -34,7 +35,7 @@ from tests.support.k8s import pods_wide, wait_for
 ROOT = find_repo_root()
 CHART = ROOT / "helm" / "kjournal"
 VALUES = Path(__file__).parent / "values-e2e.yaml"
-DEV_STORAGE = ROOT / "tests/integration/containers/manifests/storage.yaml"
+DEV_STORAGE = ROOT / dev_storage.STORAGE_MANIFEST
 IMAGES = ("writer", "reader", "migrate", "replicator", "kafka", "cassandra")
 RELEASE = "kjournal"
 HERE = Path(__file__).parent
@@ -204,7 +205,8 @@ def _statefulset_ready(apps: client.AppsV1Api, namespace: str, name: str) -> boo
 
 @pytest.fixture(scope="session")
 def release(cluster: Cluster) -> Iterator[Release]:
-    """kjournal installed with helm in a fresh namespace beside the dev Kafka and Cassandra."""
+    """kjournal installed with helm in a fresh namespace beside the dev Kafka and Cassandra
+    (which requires authentication: the Secrets of its roles, with generated passwords, first)."""
     namespace = f"kjournal-e2e-{uuid.uuid4().hex[:6]}"
     core = client.CoreV1Api(cluster.api)
     apps = client.AppsV1Api(cluster.api)
@@ -212,7 +214,8 @@ def release(cluster: Cluster) -> Iterator[Release]:
     installed = Release(cluster, namespace)
     try:
         with phase("install (dev Kafka and Cassandra)"):
-            documents = [d for d in yaml.safe_load_all(DEV_STORAGE.read_text()) if d]
+            documents = [dev_storage.secret_manifest(role) for role in dev_storage.ROLES]
+            documents += [d for d in yaml.safe_load_all(DEV_STORAGE.read_text()) if d]
             utils.create_from_yaml(cluster.api, yaml_objects=documents, namespace=namespace)
             for name in ("kafka", "cassandra"):
                 wait_for(

@@ -1,11 +1,13 @@
 """kjournal installed with helm in kind, as users meet it: appends through a port-forward to the
 writer, replication by a Spark driver pod and its executor pods, reads through the reader; the
 driver killed under load; a helm upgrade under load; helm test and the schema hook; hardened pods;
-the NetworkPolicies; bearer tokens with the issuer's keys and helm test's token from Secrets (a
+the NetworkPolicies, and Cassandra's authentication behind them (a fresh writer pod's first
+attempt gets no session); bearer tokens with the issuer's keys and helm test's token from Secrets (a
 second release beside the first); and helm uninstall. The tests run in this order and share one release."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import functools
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from kjournal_dev.kind import dev_storage
 from kjournal_dev.security.tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
 from kubernetes import client
 
@@ -472,6 +475,16 @@ def test_network_policies_are_what_denies_and_allows(release: Release):
     net.delete_namespaced_network_policy("kjournal-writer", ns)
     try:
         network.expect(api, writer, {cassandra: True}, "its policy deleted")
+        # The second wall alone: the node answers, but without a role there is no session; the
+        # reader's role gets one (so the probe can tell a session when there is one).
+        alone = network.cql_handshake(api, writer, "cassandra")
+        release.cluster.report(f"writer pod, its policy deleted, no credentials: {alone}")
+        assert alone["tcp"] == "open", alone
+        assert alone["answer"].startswith("AUTHENTICATE "), alone
+        assert alone["session"] is False, alone
+        with_role = network.cql_handshake(api, writer, "cassandra", _credentials(release, READER))
+        assert with_role["authenticated"] == "AUTH_SUCCESS", with_role
+        assert with_role["session"] is True, with_role
     finally:
         net.create_namespaced_network_policy(ns, _policy_body(saved))
     network.expect(api, writer, {cassandra: False}, "its policy back")
@@ -488,6 +501,68 @@ def test_network_policies_are_what_denies_and_allows(release: Release):
     finally:
         net.replace_namespaced_network_policy("kjournal-reader", ns, _policy_body(saved))
     network.expect(api, reader, {cassandra: True}, "its policy back")
+
+
+READER = "kjournal-cassandra-reader"
+
+
+def _credentials(release: Release, secret: str) -> tuple[str, str]:
+    """The role in one of the dev Cassandra's Secrets (kjournal_dev/kind/dev_storage.py)."""
+    data = release.core.read_namespaced_secret(secret, release.namespace).data
+    username, password = (base64.b64decode(data[key]).decode() for key in ("username", "password"))
+    return username, password
+
+
+def test_a_fresh_writer_pod_gets_no_cassandra_session_from_its_first_attempt(release: Release):
+    """Two walls between the writer and Cassandra (docs/security.md): the writer's NetworkPolicy,
+    which the network plugin programs for a new pod a moment after it starts, and Cassandra's
+    authentication, for which the writer has no role. A pod that the writer's policy selects
+    connects to Cassandra as its very first action, with no credentials: whichever wall comes
+    first, it gets no session."""
+    ns = release.namespace
+    deployment = release.apps.read_namespaced_deployment(release.component("writer"), ns)
+    for container in deployment.spec.template.spec.containers:
+        names = sorted(variable.name for variable in container.env or [])
+        assert [name for name in names if name.startswith("KJOURNAL_CASSANDRA__")] == [], names
+        assert not container.env_from, container.env_from
+    net = client.NetworkingV1Api(release.cluster.api)
+    labels = net.read_namespaced_network_policy(
+        "kjournal-writer", ns
+    ).spec.pod_selector.match_labels
+    assert labels["app.kubernetes.io/component"] == "writer", labels
+    # The Service's address: no DNS lookup before the attempt (the earliest it can be made).
+    cassandra = release.core.read_namespaced_service("cassandra", ns).spec.cluster_ip
+    name = f"fresh-writer-{uuid.uuid4().hex[:6]}"
+    release.core.create_namespaced_pod(
+        ns,
+        network.writer_image_pod(name, labels, network.cql_command(cassandra), never_ready=True),
+    )
+    try:
+        pod = wait_for(
+            f"pod {name} done",
+            lambda: (
+                found
+                if (found := release.core.read_namespaced_pod(name, ns)).status.phase
+                in ("Succeeded", "Failed")
+                else None
+            ),
+            180,
+            1,
+        )
+        outcome = network.cql_outcome(release.core.read_namespaced_pod_log(name, ns))
+        started = pod.status.container_statuses[0].state.terminated.started_at
+        after = outcome["attempt_at"] - started.timestamp()
+        release.cluster.report(
+            f"a fresh writer-labelled pod's first connection to Cassandra, {after:.2f} s after its "
+            f"container started (whole seconds): {outcome}"
+        )
+        assert pod.status.phase == "Succeeded", outcome
+        assert outcome["session"] is False, outcome
+        if outcome["tcp"] == "open":  # the policy was not programmed yet: authentication holds
+            assert outcome["answer"].startswith("AUTHENTICATE "), outcome
+    finally:
+        with contextlib.suppress(client.ApiException):
+            release.core.delete_namespaced_pod(name, ns, grace_period_seconds=0)
 
 
 AUTH_RELEASE = "kjournal-auth"
@@ -623,7 +698,12 @@ def _leftovers(release: Release) -> list[str]:
     for pvc in core.list_namespaced_persistent_volume_claim(ns).items:
         if pvc.metadata.name not in ("data-kafka-0", "data-cassandra-0"):
             found.append(f"PersistentVolumeClaim/{pvc.metadata.name}")
-    found += [f"Secret/{s.metadata.name}" for s in core.list_namespaced_secret(ns).items]
+    dev_secrets = {role.secret for role in dev_storage.ROLES}  # the dev Cassandra's roles
+    found += [
+        f"Secret/{s.metadata.name}"
+        for s in core.list_namespaced_secret(ns).items
+        if s.metadata.name not in dev_secrets
+    ]
     apps = release.apps
     found += [f"Deployment/{d.metadata.name}" for d in apps.list_namespaced_deployment(ns).items]
     batch = client.BatchV1Api(release.cluster.api)

@@ -247,3 +247,21 @@ def test_kafka_image_has_its_topic_step_compiled(docker: Docker, images: dict[st
     """The dev Kafka image's topic step is compiled into it (the image has no compiler)."""
     listing = docker.run("run", "--rm", "--entrypoint", "ls", images["kafka"], "/opt/kafka/classes")
     assert "CreateTopics.class" in listing.stdout
+
+
+def test_cassandra_image_requires_its_roles_and_has_its_role_step_compiled(
+    docker: Docker, images: dict[str, str]
+):
+    """The dev Cassandra requires authentication (as production does): without the admin role's
+    credentials mounted it refuses to start, in one line, before the node starts at all; its role
+    step (CreateRoles.java) is compiled into it (the image has no compiler)."""
+    listing = docker.run(
+        "run", "--rm", "--entrypoint", "ls", images["cassandra"], "/opt/cassandra/classes"
+    )
+    assert "CreateRoles.class" in listing.stdout
+    started = docker.run("run", "--rm", "--read-only", images["cassandra"], check=False)
+    assert started.returncode == 2, started.stdout + started.stderr
+    assert started.stderr.strip().splitlines() == [
+        "dev-cassandra: no admin credentials in /etc/cassandra-roles/admin/{username,password}: "
+        "this node requires authentication; mount its roles' Secrets there"
+    ]

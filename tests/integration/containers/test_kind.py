@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kjournal_dev.kind import dev_storage
 from kjournal_dev.kind.tool import KindTool
 
 from tests.support.containers import Kubectl, http_get, http_post_json
@@ -50,15 +51,14 @@ def test_node_is_ready_and_system_pods_run(kind_cluster: KindTool):
 
 @pytest.fixture(scope="module")
 def smoke(kind_cluster: KindTool, manifests: Path) -> Iterator[Kubectl]:
-    """The namespace with the dev Kafka and Cassandra up, the schema applied, writer and reader
-    ready; deleted afterwards."""
+    """The namespace with the dev Kafka and Cassandra up (Cassandra requiring a role, as in
+    production), the schema applied, writer and reader ready; deleted afterwards."""
     namespace = f"kjournal-smoke-{uuid.uuid4().hex[:6]}"
     kubectl = Kubectl(kind_cluster, namespace)
     kubectl("create", "namespace", namespace)
     try:
-        kubectl("apply", "-f", str(manifests / "storage.yaml"))
-        kubectl("rollout", "status", "statefulset/kafka", WAIT)
-        kubectl("rollout", "status", "statefulset/cassandra", WAIT)
+        # storage.yaml, with the Secrets of the roles its Cassandra requires (generated passwords)
+        dev_storage.apply(kind_cluster, namespace)
         kubectl("apply", "-f", str(manifests / "migrate.yaml"))
         kubectl("wait", "--for=condition=complete", "job/migrate", WAIT)
         kubectl("apply", "-f", str(manifests / "services.yaml"))

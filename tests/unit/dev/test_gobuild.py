@@ -65,6 +65,21 @@ def test_the_caches_are_dropped_once_the_binaries_exist(
     assert chain.missing(["one", "two"]) == []
 
 
+def test_a_prebuild_keeps_the_caches_between_its_builds_and_drops_them_at_its_end(
+    tmp_path: Path, two_tools: list[tuple[str, bool]]
+):
+    """`prebuild` builds helm, the collector and the toolchain one after the other: the second
+    build reuses what the first compiled, and the caches still go once it is all done."""
+    chain = _chain(tmp_path, [])
+    root = gobuild.go_root(chain.settings.build_cache_dir)
+    with gobuild.caches_kept(chain.settings.build_cache_dir):
+        chain.ensure(["one"])
+        assert (root / "build" / "x").exists()
+        chain.ensure(["two"])
+    assert two_tools == [("one", False), ("two", True)]
+    assert not any((root / name).exists() for name in ("build", "mod", "path"))
+
+
 def test_a_short_disk_drops_the_build_cache_between_builds(
     tmp_path: Path, two_tools: list[tuple[str, bool]], monkeypatch: pytest.MonkeyPatch
 ):
@@ -161,3 +176,11 @@ def test_the_flat_bin_folder_of_earlier_versions_is_adopted_without_a_build(
     assert two_tools == [("two", False)]  # "one" was there at its version; "two" was not
     assert chain.path("one").read_text() == "old build"
     assert chain.path("two").read_text() == "binary"
+
+
+def test_go_builds_make_no_dwarf_that_the_link_would_drop(tmp_path: Path):
+    """Every build here links with `-s -w`; the compiler is told not to make DWARF at all
+    (GOFLAGS, so the collector's builder, which runs `go` itself, gets it too)."""
+    env = gobuild.go_env(tmp_path, tmp_path / "bin", "/usr/local/go/bin/go")
+    assert env["GOFLAGS"].split() == ["-modcacherw", "-gcflags=all=-dwarf=false"]
+    assert env["CGO_ENABLED"] == "0"

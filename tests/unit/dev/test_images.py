@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 from kjournal_dev.config import DevConfig, find_repo_root
 from kjournal_dev.platform import cassandra_node, kafka_node
+from kjournal_dev.security import cassandra as security_cassandra
 
 ROOT = find_repo_root()
 IMAGES = ROOT / "infra" / "images"
@@ -34,12 +35,17 @@ def test_kafka_image_uses_the_loopback_brokers_settings():
     }
 
 
-def test_cassandra_image_uses_the_loopback_nodes_settings():
+def test_cassandra_image_uses_the_secured_loopback_nodes_settings():
+    """Authentication and authorization included: the dev Cassandra in a cluster requires a
+    role, as production does (docs/security.md, Two walls)."""
     template = (IMAGES / "cassandra/cassandra.yaml").read_text()
     ours = yaml.safe_load(
         template.replace("@LISTEN_ADDRESS@", "10.0.0.1").replace("@DATA_DIR@", "/data")
     )
-    theirs = yaml.safe_load(cassandra_node.cassandra_yaml(_config(), Path("/data")))
+    theirs = yaml.safe_load(
+        cassandra_node.cassandra_yaml(_config(), Path("/data"), auth=security_cassandra.YAML)
+    )
+    assert ours["authenticator"] == "PasswordAuthenticator"
     where = {"listen_address", "rpc_address", "seed_provider", "data_file_directories"}
     where |= {key for key in theirs if key.endswith("_directory")}
     assert set(ours) - set(theirs) == {"broadcast_rpc_address"}  # CQL on every interface

@@ -357,19 +357,121 @@ def test_the_release_next_steps_are_the_documented_ones_on_ports_of_their_own():
 
     docs = (find_repo_root() / "docs" / "kubernetes.md").read_text()
     lines = [line.strip() for line in release.next_steps()]
-    forwards = [line for line in lines if "port-forward" in line]
-    assert len(forwards) == 2
+    forwards = [line for line in lines if line.startswith("kubectl") and "port-forward" in line]
+    assert len(forwards) == 3
     for line in forwards:
         assert line in docs, line
     local = {int(line.split()[-2].split(":")[0]) for line in forwards}
     defaults = DevConfig.from_env({})
     taken = {defaults.writer_port, defaults.reader_port, defaults.replicator_port}
-    assert local == {18081, 18082}
+    assert local == {18081, 18082, 19400}
     assert not local & taken
     assert set(release.RELEASE_IMAGES) <= {spec.name for spec in images.IMAGES}
+
+
+def test_the_release_next_steps_show_the_whole_system_work():
+    """An append, a read, the replication status, the topic feed and the replicator's metrics,
+    each through a forward the steps start, and every one of them in the docs too."""
+    from kjournal_dev.kind import release
+
+    docs = (find_repo_root() / "docs" / "kubernetes.md").read_text()
+    text = "\n".join(release.next_steps())
+    for wanted in (
+        "curl -s -X POST http://127.0.0.1:18081/v1/journals/journal/order-1/events",
+        "curl -s http://127.0.0.1:18082/v1/journals/journal/order-1/events",
+        "curl -s http://127.0.0.1:18082/v1/topics/journal/replication",
+        "curl -s http://127.0.0.1:18082/v1/topics/journal/events",
+        "curl -s http://127.0.0.1:19400/metrics",
+        "helm test kjournal -n kjournal",
+    ):
+        assert wanted in text, wanted
+        assert wanted in docs, wanted
+    assert "kill $(jobs -p)" in text  # the forwards are the user's to stop
+
+
+def test_dev_storage_secrets_are_what_the_dev_cassandra_mounts_and_the_values_name():
+    """The dev Cassandra requires authentication: storage.yaml mounts every role's Secret where
+    the role step looks for it, the values give the reader, the replicator and the schema hook
+    their role and the writer none, and passwords are generated, never fixed."""
+    from kjournal_dev.kind import dev_storage
+
+    root = find_repo_root()
+    documents = list(yaml.safe_load_all((root / dev_storage.STORAGE_MANIFEST).read_text()))
+    statefulset = next(
+        d for d in documents if d["kind"] == "StatefulSet" and d["metadata"]["name"] == "cassandra"
+    )
+    volume = next(
+        v for v in statefulset["spec"]["template"]["spec"]["volumes"] if v["name"] == "roles"
+    )
+    mounted = {
+        source["secret"]["name"]: {item["path"] for item in source["secret"]["items"]}
+        for source in volume["projected"]["sources"]
+    }
+    assert mounted == {
+        role.secret: {f"{role.folder}/username", f"{role.folder}/password"}
+        for role in dev_storage.ROLES
+    }
+    by_component = {"reader": "read", "replicator": "write", "migrate": "ddl"}
+    folders = {role.folder: role.secret for role in dev_storage.ROLES}
+    for values_file in ("skaffold/values-kind.yaml", "tests/e2e/values-e2e.yaml"):
+        values = yaml.safe_load((root / values_file).read_text())
+        for component, folder in by_component.items():
+            assert values[component]["cassandraSecret"]["name"] == folders[folder], values_file
+        assert "cassandraSecret" not in values.get("writer", {}), values_file
+    first, second = (
+        dev_storage.secret_manifest(dev_storage.ROLES[1])["stringData"] for _ in range(2)
+    )
+    assert first["username"] == second["username"] == "kjournal_migrator"
+    assert first["password"] != second["password"]
+    assert len(first["password"]) >= 24
 
 
 def test_kind_up_release_takes_a_namespace():
     args = build_parser().parse_args(["kind", "up", "--release", "--namespace", "shop"])
     assert (args.release, args.namespace) == (True, "shop")
     assert build_parser().parse_args(["kind", "up"]).release is False
+
+
+class _FakeEngine:
+    """An engine that runs, whose `docker` is a script recording its arguments; `ps` lists
+    the containers in `nodes`."""
+
+    def __init__(self, tmp_path: Path, nodes: list[str]) -> None:
+        self.calls = tmp_path / "docker-calls"
+        self.script = tmp_path / "docker"
+        self.script.write_text(
+            f"#!{sys.executable}\nimport sys\n"
+            f"open({str(self.calls)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+            f"if sys.argv[1] == 'ps': print({chr(10).join(nodes)!r})\n"
+        )
+        self.script.chmod(0o755)
+
+    def running(self) -> object:
+        return object()
+
+    def env(self) -> dict[str, str]:
+        return {}
+
+    def docker(self, *args: str) -> list[str]:
+        return [str(self.script), *args]
+
+
+def test_down_removes_the_node_containers_even_without_kind_in_this_build_cache(tmp_path: Path):
+    """`kind down` run with another KJOURNAL_DEV_BUILD_CACHE than `kind up` finds no kind binary;
+    the cluster's node containers still go (by kind's label), so a later engine on that data
+    root does not restart them."""
+    settings = _settings(tmp_path)
+    report = progress.Progress(lambda line: None, tmp_path / "logs")
+    engine = _FakeEngine(tmp_path, ["abc123"])
+    chain = toolchain.Toolchain(settings, report)
+    assert not chain.path("kind").is_file()
+    done = cluster.Cluster(settings, report, engine, chain).delete()  # type: ignore[arg-type]
+    assert done == ["removed the node container(s) of cluster kjournal"]
+    calls = engine.calls.read_text().splitlines()
+    assert calls == [
+        "ps -a -q --filter label=io.x-k8s.kind.cluster=kjournal",
+        "rm -f -v abc123",
+    ]
+    (tmp_path / "none").mkdir()
+    nothing = _FakeEngine(tmp_path / "none", [])
+    assert cluster.Cluster(settings, report, nothing, chain).delete() == []  # type: ignore[arg-type]

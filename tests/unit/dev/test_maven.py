@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kjournal_dev import build_cache
 from kjournal_dev.artifacts import maven
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
@@ -62,3 +65,33 @@ def test_other_failures_are_not_retried(config: DevConfig, monkeypatch: pytest.M
     with pytest.raises(DevError, match=r"Maven failed to fetch demo 1\.0"):
         maven.fetch(BUNDLE, config)
     assert len(calls) == 1
+
+
+def test_a_bundle_being_fetched_is_waited_for_not_fetched_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A prebuild and a test's platform may want the same jars at once: one fetches, the other
+    waits for it and then finds the bundle complete."""
+    config = DevConfig.from_env({"KJOURNAL_DEV_CACHE": str(tmp_path)})
+    bundle = maven.kafka_bundle()
+    runs: list[str] = []
+    started = threading.Event()
+
+    def slow_fetch(wanted: maven.Bundle, _config: DevConfig) -> Path:
+        target = wanted.folder(config)
+        if build_cache.complete(target):
+            return target
+        runs.append(threading.current_thread().name)
+        started.set()
+        time.sleep(0.3)
+        with build_cache.entry(target, "done"):
+            pass
+        return target
+
+    monkeypatch.setattr(maven, "_fetch", slow_fetch)
+    first = threading.Thread(target=maven.fetch, args=(bundle, config), name="first")
+    first.start()
+    started.wait(5)
+    assert maven.fetch(bundle, config) == bundle.folder(config)
+    first.join()
+    assert runs == ["first"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +34,20 @@ def find_go(needed_for: str) -> str:
     return found
 
 
+def module_proxy(go: str) -> str:
+    """Where `go` downloads modules from (GOPROXY), for the line that says so."""
+    try:
+        out = subprocess.run(
+            [go, "env", "GOPROXY"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "the Go module proxy"
+    return out.stdout.strip() or "the Go module proxy"
+
+
+NO_DWARF = "-gcflags=all=-dwarf=false"
+
+
 def go_root(cache_dir: Path) -> Path:
     return cache_dir / "go"
 
@@ -47,8 +62,10 @@ def go_env(cache_dir: Path, bin_dir: Path, go: str) -> dict[str, str]:
         "GOPATH": str(root / "path"),
         "GOMODCACHE": str(root / "mod"),
         "GOCACHE": str(root / "build"),
-        # A module cache that `rm -rf` can delete (Go makes it read-only by default).
-        "GOFLAGS": "-modcacherw",
+        # A module cache that `rm -rf` can delete (Go makes it read-only by default); no DWARF
+        # from the compiler, which every build here drops at link time anyway (`-ldflags=-s -w`):
+        # 13 % less CPU for a cold build of kube-scheduler here (281 s against 323 s).
+        "GOFLAGS": f"-modcacherw {NO_DWARF}",
         # Build with the Go that is installed; never fetch another toolchain.
         "GOTOOLCHAIN": "local",
         "CGO_ENABLED": "0",
@@ -73,11 +90,33 @@ def drop_build_cache(cache_dir: Path) -> None:
     shutil.rmtree(go_root(cache_dir) / "build", ignore_errors=True)
 
 
+_kept: set[Path] = set()
+
+
 def drop_caches(cache_dir: Path) -> None:
-    """Remove Go's build and module caches (the built binaries stay where they are)."""
+    """Remove Go's build and module caches (the built binaries stay where they are), unless
+    `caches_kept` holds them for builds still to come in this process."""
     root = go_root(cache_dir)
+    if root in _kept:
+        return
     for name in ("build", "mod", "path"):  # not the lock, which a waiting build may hold open
         shutil.rmtree(root / name, ignore_errors=True)
+
+
+@contextmanager
+def caches_kept(cache_dir: Path) -> Iterator[None]:
+    """Go's caches stay between the builds of this block (they share the standard library, and
+    the packages and modules of the same versions), and are dropped once, at its end. Between
+    two builds the lock is free, so another process may build meanwhile (and drop them: the next
+    build is then only slower)."""
+    root = go_root(cache_dir)
+    _kept.add(root)
+    try:
+        yield
+    finally:
+        _kept.discard(root)
+        with exclusive(cache_dir):
+            drop_caches(cache_dir)
 
 
 def free_gb(path: Path) -> float:

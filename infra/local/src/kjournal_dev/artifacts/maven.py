@@ -3,6 +3,7 @@ once: each bundle one entry (`jars/<name>-<version>/`, kjournal_dev/build_cache.
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
 import sys
@@ -10,6 +11,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -115,10 +118,31 @@ def _require_reachable(url: str, bundle: Bundle) -> None:
         ) from None
 
 
+@contextmanager
+def _fetching(bundle: Bundle, config: DevConfig) -> Iterator[None]:
+    """One fetch of a bundle at a time on the machine (a prebuild and a test's platform may want
+    the same one at once): the second waits, then finds it complete."""
+    config.jars_dir.mkdir(parents=True, exist_ok=True)
+    with (config.jars_dir / f".{bundle.name}-{bundle.version}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def fetch(bundle: Bundle, config: DevConfig) -> Path:
     """The bundle's folder of jars, downloading it first if it is not complete yet."""
     target = bundle.folder(config)
     if build_cache.complete(target):
+        return target
+    with _fetching(bundle, config):
+        return _fetch(bundle, config)
+
+
+def _fetch(bundle: Bundle, config: DevConfig) -> Path:
+    target = bundle.folder(config)
+    if build_cache.complete(target):  # another process fetched it while this one waited
         return target
     mvn = shutil.which("mvn")
     if mvn is None:

@@ -65,7 +65,7 @@ def ensure(engine: Engine, progress: Progress, settings: KindSettings, offline: 
     if not offline:
         progress.run(f"pulling {name}", engine.docker("pull", name), "base-image", env=engine.env())
         return
-    tarball = _rootfs(progress, settings)
+    tarball = ensure_rootfs(progress, settings)
     progress.run(
         f"importing the debootstrapped Debian as {name}",
         engine.docker(
@@ -82,7 +82,9 @@ def ensure(engine: Engine, progress: Progress, settings: KindSettings, offline: 
     )
 
 
-def _rootfs(progress: Progress, settings: KindSettings) -> Path:
+def ensure_rootfs(progress: Progress, settings: KindSettings) -> Path:
+    """The debootstrapped Debian as a tarball in the build cache (no Docker engine needed), made
+    first if missing."""
     tarball = settings.rootfs_tar
     if tarball.is_file():
         return tarball

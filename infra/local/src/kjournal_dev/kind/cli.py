@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from kjournal_dev.config import DevConfig
+from kjournal_dev.errors import DevError
 from kjournal_dev.kind.images import IMAGES
 from kjournal_dev.kind.progress import elapsed
 from kjournal_dev.kind.release import NAMESPACE, install_release, next_steps
@@ -34,6 +35,16 @@ def _up(platform: Any, args: argparse.Namespace) -> int:
         return 0
     for line in tool.env_lines():
         print(line)
+    return 0
+
+
+def _storage(platform: Any, args: argparse.Namespace) -> int:
+    from kjournal_dev.kind import dev_storage
+
+    tool = _tool(args)
+    if not tool.cluster.exists():
+        raise DevError("no kind cluster is running: `kjournal-dev kind up` first")
+    dev_storage.apply(tool, args.namespace)
     return 0
 
 
@@ -111,6 +122,13 @@ def register(sub: Any) -> None:
         help=f"the release's namespace with --release (default: {NAMESPACE})",
     )
     up.set_defaults(run=_up)
+    storage = commands.add_parser(
+        "storage",
+        help="the dev Kafka and Cassandra in a namespace of the cluster, Cassandra's role Secrets "
+        "generated when missing (what --release and skaffold's kind profile start)",
+    )
+    storage.add_argument("--namespace", default=NAMESPACE, help=f"default: {NAMESPACE}")
+    storage.set_defaults(run=_storage)
     commands.add_parser(
         "down",
         help="delete the cluster, stop dockerd by PID, remove its bridges and firewall rules",

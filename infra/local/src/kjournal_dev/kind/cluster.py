@@ -155,6 +155,9 @@ class Cluster:
         if not LIB_MODULES.exists():
             LIB_MODULES.mkdir()
             self.marker.write_text(str(LIB_MODULES))
+            self.progress.report(
+                f"created {LIB_MODULES} (empty) for kind's bind mount; `kind down` removes it"
+            )
         config = settings.kind_state / "kind-config.yaml"
         config.write_text(config_yaml(offline, lacks_sys_resource()))
         started = time.monotonic()
@@ -276,11 +279,16 @@ class Cluster:
         if self._listed():
             self._kind_delete(f"deleting kind cluster {self.settings.cluster_name}")
             done.append(f"deleted cluster {self.settings.cluster_name}")
+        elif self.engine.running() is not None:
+            # No kind binary in this build cache (e.g. `down` run with another
+            # KJOURNAL_DEV_BUILD_CACHE than `up`): the node containers go all the same, by the
+            # label kind gives them, so the engine's data root keeps no node to restart.
+            done += self._remove_nodes()
         self.settings.kubeconfig.unlink(missing_ok=True)
         if self.marker.exists():
             try:
                 LIB_MODULES.rmdir()
-                done.append(f"removed {LIB_MODULES}")
+                done.append(f"removed {LIB_MODULES} (created by kind up for kind's bind mount)")
             except FileNotFoundError:
                 pass
             except OSError:
@@ -289,6 +297,17 @@ class Cluster:
                 ) from None
             self.marker.unlink()
         return done
+
+    def _remove_nodes(self) -> list[str]:
+        env = self.engine.env()
+        label = f"label=io.x-k8s.kind.cluster={self.settings.cluster_name}"
+        found = self.progress.capture(
+            self.engine.docker("ps", "-a", "-q", "--filter", label), env=env, check=False
+        ).stdout.split()
+        if not found:
+            return []
+        self.progress.capture(self.engine.docker("rm", "-f", "-v", *found), env=env)
+        return [f"removed the node container(s) of cluster {self.settings.cluster_name}"]
 
     def status(self) -> ClusterStatus:
         if not self.exists():

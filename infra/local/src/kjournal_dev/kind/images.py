@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kjournal_dev import build_cache
 from kjournal_dev.artifacts import maven
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
@@ -68,6 +69,18 @@ IMAGES: tuple[ImageSpec, ...] = (
 )
 
 
+_DOWNLOADS = {
+    # What a first build downloads (later builds reuse its layers); {debian} is the base
+    # image's apt mirror.
+    "writer": "Python 3.11 from {debian}, Python packages from PyPI",
+    "reader": "Python 3.11 from {debian}, Python packages from PyPI",
+    "migrate": "Python 3.11 from {debian}, Python packages from PyPI",
+    "replicator": "Python 3.11 and Java 17 from {debian}, Python packages and pyspark from PyPI",
+    "kafka": "Java 17 from {debian}",
+    "cassandra": "Java 17 from {debian}",
+}
+
+
 def specs(names: Iterable[str]) -> list[ImageSpec]:
     wanted = list(names)
     known = {spec.name: spec for spec in IMAGES}
@@ -114,6 +127,12 @@ class ImageBuilder:
         image = jars_image(bundle)
         if image_exists(self.engine, self.progress, image):
             return image
+        if not build_cache.complete(bundle.folder(self.config)):
+            self.progress.report(
+                f"fetching {bundle.name} {bundle.version} jars from "
+                f"{self.config.maven_repo_url or maven.MAVEN_CENTRAL} with Maven (once, into "
+                f"{bundle.folder(self.config)})"
+            )
         folder = maven.fetch(bundle, self.config)
         self.progress.run(
             f"making {image} from {folder}",
@@ -145,8 +164,13 @@ class ImageBuilder:
             cmd += ["--build-arg", f"{name}={value}"]
         if self.settings.ca_bundle.is_file():
             cmd += ["--secret", f"id=ca,src={self.settings.ca_bundle}"]
+        first = not image_exists(self.engine, self.progress, spec.image)
+        downloads = _DOWNLOADS[spec.name].format(debian=self.settings.debian_mirror)
         self.progress.run(
-            f"building {spec.image}", [*cmd, str(root)], f"image-{spec.name}", env=self.engine.env()
+            f"building {spec.image}" + (f" (first build: downloads {downloads})" if first else ""),
+            [*cmd, str(root)],
+            f"image-{spec.name}",
+            env=self.engine.env(),
         )
         return spec.image
 

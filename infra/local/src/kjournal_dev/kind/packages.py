@@ -24,7 +24,10 @@ def ensure(progress: Progress, needed: Mapping[str, Path], purpose: str) -> None
             f"installed here ({why}): install it, then run again"
         )
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    what = f"installing {' '.join(missing)} with apt-get (for {purpose})"
+    what = (
+        f"installing {' '.join(missing)} with apt-get from this machine's apt sources (for "
+        f"{purpose}; they stay installed after `kind down`)"
+    )
     try:
         with progress.step(what):
             progress.run(what, [apt, "update", "-qq"], "apt", env=env, quiet=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kjournal_dev.config import find_repo_root
+from kjournal_dev.kind import dev_storage
 from kjournal_dev.kind.helm import Helm
 from kjournal_dev.kind.tool import KindTool
 
@@ -18,36 +19,18 @@ RELEASE = "kjournal"
 RELEASE_IMAGES = ("writer", "reader", "migrate", "replicator", "kafka", "cassandra")
 """The chart's four images and the dev Kafka and Cassandra (tag `dev`, loaded, never pulled)."""
 
-_STORAGE = Path("tests/integration/containers/manifests/storage.yaml")
 _VALUES = Path("skaffold/values-kind.yaml")
 _CHART = Path("helm/kjournal")
 
 
 def install_release(tool: KindTool, namespace: str = NAMESPACE) -> None:
-    """Load the images, start the dev Kafka and Cassandra in `namespace` and wait for them, then
-    `helm upgrade --install` the chart and wait for its pods and its schema Job (an existing
-    release is upgraded: running this again is safe)."""
+    """Load the images, start the dev Kafka and Cassandra in `namespace` (with the Secrets of
+    the Cassandra roles) and wait for them, then `helm upgrade --install` the chart and wait for
+    its pods and its schema Job (an existing release is upgraded: running this again is safe)."""
     root = find_repo_root()
     progress, env = tool.progress, tool.engine.env()
-    kubectl = tool.cluster.kubectl
     tool.load(RELEASE_IMAGES)
-    if progress.capture(kubectl("get", "namespace", namespace), env=env, check=False).returncode:
-        progress.capture(kubectl("create", "namespace", namespace), env=env)
-    progress.run(
-        f"starting the dev Kafka and Cassandra in namespace {namespace}",
-        kubectl("-n", namespace, "apply", "-f", str(root / _STORAGE)),
-        "release-storage",
-        env=env,
-    )
-    for statefulset in ("kafka", "cassandra"):
-        progress.run(
-            f"waiting for the dev {statefulset.capitalize()}",
-            kubectl(
-                "-n", namespace, "rollout", "status", f"statefulset/{statefulset}", "--timeout=10m"
-            ),
-            "release-storage",
-            env=env,
-        )
+    dev_storage.apply(tool, namespace)
     helm = Helm(tool.config, progress.report)
     progress.run(
         f"helm upgrade --install {RELEASE} (its pods ready, its schema Job done)",
@@ -74,19 +57,28 @@ def install_release(tool: KindTool, namespace: str = NAMESPACE) -> None:
 
 
 def next_steps(namespace: str = NAMESPACE) -> list[str]:
-    """What to type next: the toolchain on PATH, the port-forwards and a first append and read
-    (ports that do not collide with `kjournal-dev up`'s), and the clean-up."""
+    """What to type next to see the whole system work: the toolchain on PATH, the port-forwards
+    (ports that do not collide with `kjournal-dev up`'s), an append, a read, the replication
+    status, the topic feed, the replicator's health and metrics, helm test, and the clean-up."""
     writer, reader = f"service/{RELEASE}-writer", f"service/{RELEASE}-reader"
+    replicator = f"deployment/{RELEASE}-replicator"
     forward = f"kubectl -n {namespace} port-forward --address 127.0.0.1"
     return [
         f"kjournal is installed in namespace {namespace}; next, in your shell:",
         '  eval "$(scripts/dev kind env)"',
         f"  {forward} {writer} 18081:8080 &",
         f"  {forward} {reader} 18082:8080 &",
+        f"  {forward} {replicator} 19400:9400 &",
         "  curl -s -X POST http://127.0.0.1:18081/v1/journals/journal/order-1/events \\",
         "       -H 'content-type: application/json' \\",
         """       -d '{"events": [{"seqNr": 1, "payload": {"amount": 5}}]}'""",
         "  curl -s http://127.0.0.1:18082/v1/journals/journal/order-1/events",
+        "  curl -s http://127.0.0.1:18082/v1/journals/journal/order-1         # still only in Kafka?",
+        "  curl -s http://127.0.0.1:18082/v1/topics/journal/replication       # lag per partition",
+        "  curl -s http://127.0.0.1:18082/v1/topics/journal/events            # the topic feed",
+        "  curl -s http://127.0.0.1:19400/healthz",
+        "  curl -s http://127.0.0.1:19400/metrics | grep '^kjournal_replicat'",
         f"  helm test {RELEASE} -n {namespace}",
-        "everything this created goes with: scripts/dev kind down",
+        "  kill $(jobs -p)                                                  # the port-forwards",
+        "everything else this created goes with: scripts/dev kind down",
     ]

@@ -8,6 +8,7 @@ state's `bin/` (on PATH for kind, kubectl and helm).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -77,8 +78,13 @@ class Toolchain:
         binaries into the state's `bin/`."""
         names = list(names)
         if self.missing(names):
-            self.go()  # fail early, in one line, if there is no Go
+            go = self.go()  # fail early, in one line, if there is no Go
             root = self.settings.build_cache_dir
+            self.progress.report(
+                f"building {', '.join(tool.name for tool in self.missing(names))} from Go modules "
+                f"downloaded from {gobuild.module_proxy(go)} into {gobuild.go_root(root)} "
+                "(dropped once the binaries are built)"
+            )
             with gobuild.exclusive(root):
                 for tool in self.missing(names):  # again: another process may have built some
                     if self._adopt_legacy(tool):
@@ -175,11 +181,36 @@ class Toolchain:
 # --- recipes ---
 
 
+IN_KUBERNETES_MODULE = {
+    # tool → (its module, version, main package)
+    "kube-router": (
+        "github.com/cloudnativelabs/kube-router/v2",
+        versions.KUBE_ROUTER,
+        "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router",
+    ),
+    "local-path-provisioner": (
+        "github.com/rancher/local-path-provisioner",
+        versions.LOCAL_PATH_PROVISIONER,
+        "github.com/rancher/local-path-provisioner",
+    ),
+}
+"""Tools built inside the Kubernetes wrapper module rather than with `go install`: they use the
+Kubernetes libraries (client-go, api, apimachinery) at older versions of their own, which would
+be compiled again for each; here Go's minimal version selection gives them Kubernetes' own, so
+the build compiles those packages once (and the other requirements they share, at Kubernetes'
+versions; neither raises a version Kubernetes pins beyond a patch)."""
+
+
 def _kubernetes_module(chain: Toolchain) -> Path:
-    """A wrapper module requiring k8s.io/kubernetes, with each staging module it replaces by a
-    relative path (which only works inside its own repository) pointed at the published v0.X.Y."""
+    """A wrapper module requiring k8s.io/kubernetes (and the tools of IN_KUBERNETES_MODULE), with
+    each staging module Kubernetes replaces by a relative path (which only works inside its own
+    repository) pointed at the published v0.X.Y."""
     version = versions.KUBERNETES
-    work = chain.settings.src_dir / f"kubernetes-{version}"
+    extra = sorted(
+        f"{module} {module_version}" for module, module_version, _ in IN_KUBERNETES_MODULE.values()
+    )
+    digest = hashlib.sha256("\n".join(extra).encode()).hexdigest()[:8]
+    work = chain.settings.src_dir / f"kubernetes-{version}-{digest}"
     if (work / "go.sum").is_file():
         return work
     work.mkdir(parents=True, exist_ok=True)
@@ -199,13 +230,18 @@ def _kubernetes_module(chain: Toolchain) -> Path:
         "",
         "go 1.24",
         "",
-        f"require k8s.io/kubernetes {version}",
+        "require (",
+        f"\tk8s.io/kubernetes {version}",
+        *(f"\t{line}" for line in extra),
+        ")",
         "",
         *(f"replace {path} => {path} {staging_version}" for path in staged),
         "",
     ]
     (work / "go.mod").write_text("\n".join(lines))
-    imports = "\n".join(f'\t_ "k8s.io/kubernetes/cmd/{cmd}"' for cmd in KUBERNETES_COMMANDS)
+    packages = [f"k8s.io/kubernetes/cmd/{cmd}" for cmd in KUBERNETES_COMMANDS]
+    packages += [package for _, _, package in IN_KUBERNETES_MODULE.values()]
+    imports = "\n".join(f'\t_ "{package}"' for package in packages)
     (work / "tools.go").write_text(
         "//go:build tools\n\npackage tools\n\nimport (\n" + imports + "\n)\n"
     )
@@ -247,6 +283,19 @@ def _build_kubernetes(chain: Toolchain, tool: Tool, out: Path) -> None:
     )
 
 
+def _build_in_kubernetes_module(chain: Toolchain, tool: Tool, out: Path) -> None:
+    """One of IN_KUBERNETES_MODULE, built on its own (local-path-provisioner imports logrus as
+    `Sirupsen/logrus`, Kubernetes as `sirupsen/logrus`: Go refuses both in one build) but from
+    the same module and Go build cache as Kubernetes."""
+    _, _, package = IN_KUBERNETES_MODULE[tool.name]
+    chain.run_go(
+        f"building {tool.name} {tool.version} (with Kubernetes' libraries)",
+        ["build", "-trimpath", "-ldflags=-s -w", "-o", str(out / tool.binaries[0]), package],
+        f"build-{tool.name}",
+        _kubernetes_module(chain),
+    )
+
+
 def _build_etcd(chain: Toolchain, tool: Tool, out: Path) -> None:
     """etcd's own go.mod replaces its sibling modules by path, so `go install` refuses it; a
     wrapper `main` that calls etcdmain builds the same server."""
@@ -267,6 +316,60 @@ def _build_etcd(chain: Toolchain, tool: Tool, out: Path) -> None:
         f"building etcd {tool.version}",
         ["build", "-trimpath", "-ldflags=-s -w", "-o", str(out / "etcd"), "."],
         "build-etcd",
+        work,
+    )
+
+
+COREDNS_PLUGINS = (
+    # kubeadm's Corefile: errors, health, ready, kubernetes, prometheus (the metrics plugin),
+    # forward, cache, loop, reload, loadbalance
+    "cache",
+    "errors",
+    "forward",
+    "health",
+    "kubernetes",
+    "loadbalance",
+    "loop",
+    "metrics",
+    "ready",
+    "reload",
+    # and what one edits into a dev cluster's Corefile to debug or stub names
+    "hosts",
+    "log",
+    "rewrite",
+)
+"""The plugins the cluster's coredns is built with. `go install github.com/coredns/coredns`
+builds all 60 (the Azure, AWS, Google Cloud, Nomad, etcd, dnstap and tracing SDKs with them:
+15 % of a cold toolchain's CPU here); CoreDNS's own way to choose them is a main package
+importing coremain and the plugins wanted. A Corefile naming another plugin fails at start with
+the plugin's name."""
+
+
+def _build_coredns(chain: Toolchain, tool: Tool, out: Path) -> None:
+    work = chain.settings.src_dir / f"coredns-{tool.version}"
+    if not (work / "go.sum").is_file():
+        (work / "cmd" / "coredns").mkdir(parents=True, exist_ok=True)
+        (work / "go.mod").write_text(
+            f"module kjournal.dev/coredns-build\n\ngo 1.24\n\n"
+            f"require github.com/coredns/coredns {tool.version}\n"
+        )
+        imports = "".join(
+            f'\t_ "github.com/coredns/coredns/plugin/{plugin}"\n' for plugin in COREDNS_PLUGINS
+        )
+        (work / "cmd" / "coredns" / "main.go").write_text(
+            "// CoreDNS with the plugins kjournal-dev's kind cluster uses (toolchain.py).\n"
+            "package main\n\nimport (\n"
+            + imports
+            + '\n\t"github.com/coredns/coredns/coremain"\n)\n\n'
+            "func main() { coremain.Run() }\n"
+        )
+        chain.run_go(
+            f"resolving coredns {tool.version} modules", ["mod", "tidy"], "go-mod-coredns", work
+        )
+    chain.run_go(
+        f"building coredns {tool.version} ({len(COREDNS_PLUGINS)} plugins)",
+        ["build", "-trimpath", "-ldflags=-s -w", "-o", str(out / "coredns"), "./cmd/coredns"],
+        "build-coredns",
         work,
     )
 
@@ -346,20 +449,15 @@ TOOLS: dict[str, Tool] = {
             ("crictl",),
             _go_install("sigs.k8s.io/cri-tools/cmd/crictl"),
         ),
-        Tool("coredns", versions.COREDNS, ("coredns",), _go_install("github.com/coredns/coredns")),
+        Tool("coredns", versions.COREDNS, ("coredns",), _build_coredns),
         Tool(
             "local-path-provisioner",
             versions.LOCAL_PATH_PROVISIONER,
             ("local-path-provisioner",),
-            _go_install("github.com/rancher/local-path-provisioner"),
+            _build_in_kubernetes_module,
         ),
         Tool("helm", versions.HELM, ("helm",), _go_install("helm.sh/helm/v3/cmd/helm")),
-        Tool(
-            "kube-router",
-            versions.KUBE_ROUTER,
-            ("kube-router",),
-            _go_install("github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"),
-        ),
+        Tool("kube-router", versions.KUBE_ROUTER, ("kube-router",), _build_in_kubernetes_module),
         Tool("skaffold", versions.SKAFFOLD, ("skaffold",), _build_skaffold),
         Tool("pause", versions.PAUSE, ("pause",), _build_pause),
     )
