@@ -34,6 +34,7 @@ __all__ = [
     "delete_cql",
     "expire_after_from_duration",
     "expire_after_to_duration",
+    "expired_select_cql",
     "head_select_cql",
     "heads_select_cql",
     "ids_select_cql",
@@ -187,6 +188,19 @@ def delete_cql(tables: TableNames) -> str:
 def ids_select_cql(tables: TableNames) -> str:
     """The ids of one bucket of a topic; binds (topic, segment)."""
     return f"SELECT id FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment = ?"
+
+
+def expired_select_cql(tables: TableNames) -> str:
+    """The ids of a topic's journals whose head has one `expire_on` date, in either bucket layout;
+    binds (expire_on, topic).
+
+    Through the `expire_on` index (the one kafka-journal's `PurgeExpired` selects by), filtered
+    by topic: one query per date whatever the number of buckets.
+    """
+    return (
+        f"SELECT id FROM {tables.qualified(tables.metajournal)} "
+        "WHERE expire_on = ? AND topic = ? ALLOW FILTERING"
+    )
 
 
 # (seq_nr set, delete_to set, expiry: 0 untouched / 1 set / 2 removed)

@@ -1,0 +1,168 @@
+"""CassandraSnapshotReader: what the eventual store holds, read as is, for expiry and the check.
+
+Synchronous (the driver's own API, as the replicator's store uses it; the check runs inside Spark
+tasks) and read-only: a role with SELECT on the keyspace is enough. Unlike the eventual reader,
+nothing is interpreted: heads come with the bucket they sit in (both layouts), and a journal's
+rows come whole, duplicates, rows above its seqNr and rows at or below its `delete_to` included,
+each with its `meta_record_id`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from cassandra.cluster import Session
+from cassandra.concurrent import execute_concurrent_with_args
+from cassandra.query import PreparedStatement
+
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
+from kjournal.cassandra.segments import (
+    METAJOURNAL_BUCKETS,
+    OLD_METAJOURNAL_BUCKETS,
+    metajournal_bucket,
+)
+from kjournal.cassandra.session import READ_PROFILE, driver_errors
+from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import journal, metajournal, pointer2
+from kjournal.cassandra.writer import HEAD_LOOKUP_GROUP
+from kjournal.model import SEQ_NR_MAX, EventRecord, Key
+from kjournal.model.head import JournalHead
+
+__all__ = ["CassandraSnapshotReader", "StoredHead", "StoredRow"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHead:
+    """A `metajournal` row and the bucket (`segment`) it sits in."""
+
+    head: JournalHead
+    bucket: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRow:
+    """A `journal` row: the event, its segment and the head incarnation it was written for."""
+
+    event: EventRecord
+    segment: int
+    meta_record_id: uuid.UUID | None
+
+
+class CassandraSnapshotReader:
+    """Heads, rows, pointers and ids as stored (see the module docstring)."""
+
+    def __init__(
+        self,
+        session: Session,
+        tables: TableNames,
+        *,
+        java_version: JavaVersion = DEFAULT_JAVA_VERSION,
+        concurrency: int = 32,
+    ) -> None:
+        self._session = session
+        self._java_version = java_version
+        self._concurrency = concurrency
+        with driver_errors("preparing the store's reads"):
+            self._pointer2 = session.prepare(pointer2.select_cql(tables))
+            self._heads = session.prepare(metajournal.heads_select_cql(tables))
+            self._expired = session.prepare(metajournal.expired_select_cql(tables))
+            self._ids = session.prepare(metajournal.ids_select_cql(tables))
+            self._rows = session.prepare(journal.select_cql(tables))
+
+    def pointer2(self, topic: str, partition: int) -> int | None:
+        with driver_errors(f"reading pointer2 of {topic}:{partition}"):
+            row = self._session.execute(
+                self._pointer2.bind((topic, partition)), execution_profile=READ_PROFILE
+            ).one()
+        return None if row is None else int(row[0])
+
+    def stored_heads(self, keys: Sequence[Key]) -> list[dict[int, JournalHead]]:
+        """Each journal's heads by bucket: both layouts are read, so a journal whose head sits in
+        a bucket of each shows both (only the current one is read by readers and writers)."""
+        buckets = [self._buckets(key.id) for key in keys]
+        args: list[tuple[Any, ...]] = []
+        by_topic: dict[str, list[int]] = {}
+        for index, key in enumerate(keys):
+            by_topic.setdefault(key.topic, []).append(index)
+        for topic, indexes in by_topic.items():
+            for start in range(0, len(indexes), HEAD_LOOKUP_GROUP):
+                group = indexes[start : start + HEAD_LOOKUP_GROUP]
+                segments = sorted({bucket for index in group for bucket in buckets[index]})
+                ids = list(dict.fromkeys(keys[index].id for index in group))
+                args.append((topic, segments, ids))
+        found: list[dict[int, JournalHead]] = [{} for _ in keys]
+        wanted = {(key.topic, key.id): index for index, key in enumerate(keys)}
+        for (topic, _, _), rows in zip(
+            args, self._read_all(self._heads, args, "heads"), strict=True
+        ):
+            for segment, id, *head in rows:
+                owner = wanted.get((topic, id))
+                if owner is not None and segment in buckets[owner]:
+                    found[owner][segment] = metajournal.journal_head_from_row(tuple(head))
+        return found
+
+    def heads(self, keys: Sequence[Key]) -> list[JournalHead | None]:
+        """Each journal's head as readers and the replicator see it: the current layout's, else
+        the old one's."""
+        heads: list[JournalHead | None] = []
+        for key, stored in zip(keys, self.stored_heads(keys), strict=True):
+            current, old = self._buckets(key.id)
+            heads.append(stored.get(current, stored.get(old)))
+        return heads
+
+    def expired(self, topic: str, on: date) -> list[str]:
+        with driver_errors(f"reading the heads of {topic} expiring on {on}"):
+            rows = self._session.execute(
+                self._expired.bind((on, topic)), execution_profile=READ_PROFILE
+            )
+            return sorted({id for (id,) in rows})
+
+    def ids(self, topic: str) -> set[str]:
+        """Every journal id with a head in `topic`, in any bucket of either layout."""
+        args = [(topic, bucket) for bucket in range(METAJOURNAL_BUCKETS)]
+        return {
+            id
+            for rows in self._read_all(self._ids, args, f"journal ids of {topic}")
+            for (id,) in rows
+        }
+
+    def rows(self, key: Key, segments: Iterable[int]) -> list[StoredRow]:
+        """Every row of the journal in these segments, by segment, seqNr, then timestamp."""
+        wanted = sorted(set(segments))
+        args = [(key.id, key.topic, segment, 1, SEQ_NR_MAX) for segment in wanted]
+        stored: list[StoredRow] = []
+        for segment, rows in zip(
+            wanted, self._read_all(self._rows, args, f"rows of {key}"), strict=True
+        ):
+            decoded = journal.EventRowDecoder(key).page(rows)
+            for row, event in zip(rows, decoded, strict=True):
+                record_id = row[journal.META_RECORD_ID_INDEX]
+                stored.append(
+                    StoredRow(event, segment, None if record_id is None else uuid.UUID(record_id))
+                )
+        return stored
+
+    def _buckets(self, id: str) -> tuple[int, int]:
+        return (
+            metajournal_bucket(id, METAJOURNAL_BUCKETS, self._java_version),
+            metajournal_bucket(id, OLD_METAJOURNAL_BUCKETS, self._java_version),
+        )
+
+    def _read_all(
+        self, statement: PreparedStatement, args: Sequence[tuple[Any, ...]], what: str
+    ) -> list[list[Any]]:
+        if not args:
+            return []
+        with driver_errors(f"reading {what}"):
+            results = execute_concurrent_with_args(
+                self._session,
+                statement,
+                args,
+                concurrency=self._concurrency,
+                execution_profile=READ_PROFILE,
+            )
+            return [list(result) for _, result in results]

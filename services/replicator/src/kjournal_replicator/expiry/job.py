@@ -1,0 +1,117 @@
+"""One run of the expiry job over its topics, and its metrics handed on when it ends.
+
+A CronJob's process exits before Prometheus scrapes it, so the run's metrics are pushed to a
+Pushgateway (`pushgateway`) or written in Prometheus' text format for a node exporter's textfile
+collector (`metrics_file`), or both, or neither (the log and the report say the same).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.snapshot import CassandraSnapshotReader
+from kjournal.expiry import ExpiryReport, expire_topic
+from kjournal_service.metrics_prometheus import PrometheusMetrics
+from prometheus_client import push_to_gateway, write_to_textfile
+
+from kjournal_replicator.expiry.log import KafkaExpiryLog
+from kjournal_replicator.expiry.settings import ExpirySettings
+
+__all__ = ["ExpiryOptions", "report_json", "run_expiry", "today_in"]
+
+log = logging.getLogger(__name__)
+
+JOB = "kjournal-expiry"
+
+
+@dataclass(frozen=True)
+class ExpiryOptions:
+    topics: Sequence[str]
+    lookback_days: int
+    max_purges: int
+    dry_run: bool = False
+    metrics_file: Path | None = None
+    pushgateway: str | None = None
+
+
+def _version() -> str:
+    try:
+        return f"kjournal-python/{version('kjournal')}"
+    except PackageNotFoundError:
+        return "kjournal-python/unknown"
+
+
+def today_in(settings: ExpirySettings) -> date:
+    """Today in the expiry time zone, the zone the replicator writes `expire_on` dates in."""
+    return datetime.now(settings.cassandra.expiry_zone).date()
+
+
+async def run_expiry(settings: ExpirySettings, options: ExpiryOptions) -> list[ExpiryReport]:
+    metrics = PrometheusMetrics()
+    today = today_in(settings)
+    session = connect(settings.cassandra)
+    try:
+        store = CassandraSnapshotReader(
+            session, settings.cassandra.names, java_version=settings.cassandra.java_version
+        )
+        reports = []
+        async with KafkaExpiryLog(settings.kafka, _version()) as journal_log:
+            for topic in options.topics:
+                reports.append(
+                    await expire_topic(
+                        topic,
+                        store,
+                        journal_log,
+                        today,
+                        lookback_days=options.lookback_days,
+                        max_purges=options.max_purges,
+                        dry_run=options.dry_run,
+                        metrics=metrics,
+                    )
+                )
+    finally:
+        session.cluster.shutdown()
+    if options.metrics_file is not None:
+        write_to_textfile(str(options.metrics_file), metrics.registry)
+    if options.pushgateway:
+        push_to_gateway(options.pushgateway, job=JOB, registry=metrics.registry)
+    return reports
+
+
+def report_json(report: ExpiryReport) -> dict[str, Any]:
+    return {
+        "topic": report.topic,
+        "today": report.today.isoformat(),
+        "dryRun": report.dry_run,
+        "expired": report.expired,
+        "purged": [
+            {"id": key.id}
+            if at is None
+            else {"id": key.id, "partition": at.partition, "offset": at.offset}
+            for key, at in report.purged
+        ],
+        "skipped": {
+            skip.value: sorted(key.id for key in keys) for skip, keys in report.skipped.items()
+        },
+        "deferred": sorted(key.id for key in report.deferred),
+        "races": [
+            {
+                "id": race.key.id,
+                "appendOffset": race.append.offset,
+                "purgeOffset": race.purge.offset,
+            }
+            for race in report.races
+        ],
+    }
+
+
+def dumps(reports: Sequence[ExpiryReport]) -> str:
+    return json.dumps([report_json(report) for report in reports], indent=2)
