@@ -17,6 +17,7 @@ from datetime import datetime
 
 from kjournal.fold.plan import (
     DeleteHead,
+    DeleteRow,
     DeleteRows,
     InsertHead,
     InsertRows,
@@ -247,6 +248,11 @@ class InMemoryReplicatedStore:
                     del segment[position]
                 if not segment:
                     self._journal.pop((key, write.segment), None)
+        elif isinstance(write, DeleteRow):
+            segment = self._journal.get((key, write.segment), {})
+            segment.pop((write.seq_nr, write.timestamp), None)
+            if not segment:
+                self._journal.pop((key, write.segment), None)
         elif isinstance(write, InsertHead):
             self._metajournal[key] = HeadRow(
                 write.head, write.created, write.created, write.origin, next(self._head_writes)
@@ -271,6 +277,8 @@ class InMemoryReplicatedStore:
             head = replace(head, expiry=write.expiry)
         if write.remove_expiry:
             head = replace(head, expiry=None)
+        if write.remove_delete_to:
+            head = replace(head, delete_to=None)
         self._metajournal[key] = replace(
             row, head=head, updated=write.updated, written=next(self._head_writes)
         )

@@ -10,8 +10,7 @@ each with its `meta_record_id`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -29,31 +28,17 @@ from kjournal.cassandra.session import READ_PROFILE, driver_errors
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import journal, metajournal, pointer2
 from kjournal.cassandra.writer import HEAD_LOOKUP_GROUP
-from kjournal.model import SEQ_NR_MAX, EventRecord, Key
+from kjournal.check.state import StoredHeads
+from kjournal.memory import StoredRow
+from kjournal.model import SEQ_NR_MAX, Key
 from kjournal.model.head import JournalHead
 
-__all__ = ["CassandraSnapshotReader", "StoredHead", "StoredRow"]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredHead:
-    """A `metajournal` row and the bucket (`segment`) it sits in."""
-
-    head: JournalHead
-    bucket: int
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRow:
-    """A `journal` row: the event, its segment and the head incarnation it was written for."""
-
-    event: EventRecord
-    segment: int
-    meta_record_id: uuid.UUID | None
+__all__ = ["CassandraSnapshotReader"]
 
 
 class CassandraSnapshotReader:
-    """Heads, rows, pointers and ids as stored (see the module docstring)."""
+    """Heads, rows, pointers and ids as stored (see the module docstring); implements the
+    check's `StoreSnapshot` and expiry's `ExpiryStore`."""
 
     def __init__(
         self,
@@ -80,9 +65,16 @@ class CassandraSnapshotReader:
             ).one()
         return None if row is None else int(row[0])
 
-    def stored_heads(self, keys: Sequence[Key]) -> list[dict[int, JournalHead]]:
-        """Each journal's heads by bucket: both layouts are read, so a journal whose head sits in
-        a bucket of each shows both (only the current one is read by readers and writers)."""
+    def stored_heads(self, keys: Sequence[Key]) -> list[StoredHeads]:
+        """Each journal's head as readers see it (the current layout's, else the old one's) and
+        the buckets holding one: both layouts are read."""
+        heads = []
+        for key, found in zip(keys, self._heads_by_bucket(keys), strict=True):
+            current, old = self._buckets(key.id)
+            heads.append(StoredHeads(found.get(current, found.get(old)), tuple(sorted(found))))
+        return heads
+
+    def _heads_by_bucket(self, keys: Sequence[Key]) -> list[dict[int, JournalHead]]:
         buckets = [self._buckets(key.id) for key in keys]
         args: list[tuple[Any, ...]] = []
         by_topic: dict[str, list[int]] = {}
@@ -108,11 +100,7 @@ class CassandraSnapshotReader:
     def heads(self, keys: Sequence[Key]) -> list[JournalHead | None]:
         """Each journal's head as readers and the replicator see it: the current layout's, else
         the old one's."""
-        heads: list[JournalHead | None] = []
-        for key, stored in zip(keys, self.stored_heads(keys), strict=True):
-            current, old = self._buckets(key.id)
-            heads.append(stored.get(current, stored.get(old)))
-        return heads
+        return [stored.head for stored in self.stored_heads(keys)]
 
     def expired(self, topic: str, on: date) -> list[str]:
         with driver_errors(f"reading the heads of {topic} expiring on {on}"):
@@ -130,20 +118,29 @@ class CassandraSnapshotReader:
             for (id,) in rows
         }
 
-    def rows(self, key: Key, segments: Iterable[int]) -> list[StoredRow]:
-        """Every row of the journal in these segments, by segment, seqNr, then timestamp."""
-        wanted = sorted(set(segments))
-        args = [(key.id, key.topic, segment, 1, SEQ_NR_MAX) for segment in wanted]
-        stored: list[StoredRow] = []
-        for segment, rows in zip(
-            wanted, self._read_all(self._rows, args, f"rows of {key}"), strict=True
-        ):
-            decoded = journal.EventRowDecoder(key).page(rows)
-            for row, event in zip(rows, decoded, strict=True):
-                record_id = row[journal.META_RECORD_ID_INDEX]
-                stored.append(
-                    StoredRow(event, segment, None if record_id is None else uuid.UUID(record_id))
-                )
+    def rows_of(self, wanted: Sequence[tuple[Key, Sequence[int]]]) -> list[list[StoredRow]]:
+        """Every row of each journal in its segments, by segment, seqNr, then timestamp (all
+        the segments of all the journals read concurrently)."""
+        args = [
+            (key.id, key.topic, segment, 1, SEQ_NR_MAX)
+            for key, segments in wanted
+            for segment in segments
+        ]
+        pages = iter(self._read_all(self._rows, args, "journal rows"))
+        stored: list[list[StoredRow]] = []
+        for key, segments in wanted:
+            rows_of_key: list[StoredRow] = []
+            decoder = journal.EventRowDecoder(key)
+            for segment in segments:
+                rows = next(pages)
+                for row, event in zip(rows, decoder.page(rows), strict=True):
+                    record_id = row[journal.META_RECORD_ID_INDEX]
+                    rows_of_key.append(
+                        StoredRow(
+                            event, None if record_id is None else uuid.UUID(record_id), segment
+                        )
+                    )
+            stored.append(rows_of_key)
         return stored
 
     def _buckets(self, id: str) -> tuple[int, int]:

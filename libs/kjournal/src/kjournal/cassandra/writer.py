@@ -47,6 +47,7 @@ from kjournal.cassandra.spans import cql_span, statement_span
 from kjournal.cassandra.statements import conflicts, journal, metajournal, pointer2, quarantine
 from kjournal.fold.plan import (
     DeleteHead,
+    DeleteRow,
     DeleteRows,
     InsertHead,
     InsertRows,
@@ -368,6 +369,9 @@ class CassandraReplicatedStore:
                 yield statement, _estimate(values)
         elif isinstance(write, DeleteRows):
             yield self._journal.bind_delete(key, write.segment, write.to), _SMALL_STATEMENT
+        elif isinstance(write, DeleteRow):
+            values = (key.id, key.topic, write.segment, write.seq_nr, write.timestamp)
+            yield self._journal.delete_row.bind(values), _SMALL_STATEMENT
         elif isinstance(write, InsertHead):
             # A new head always goes to the current layout, whatever held the previous one.
             current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version)

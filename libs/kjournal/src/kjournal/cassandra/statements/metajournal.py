@@ -203,13 +203,14 @@ def expired_select_cql(tables: TableNames) -> str:
     )
 
 
-# (seq_nr set, delete_to set, expiry: 0 untouched / 1 set / 2 removed)
-HeadUpdate = tuple[bool, bool, int]
+# (seq_nr set, delete_to and expiry: 0 untouched / 1 set / 2 removed)
+HeadUpdate = tuple[bool, int, int]
 
 
 def update_shapes() -> list[HeadUpdate]:
-    """Every shape of head UPDATE (so a writer can prepare them all up front)."""
-    return list(itertools.product((False, True), (False, True), range(3)))
+    """Every shape of head UPDATE (so a writer can prepare them all up front). Removing delete_to
+    is the check's repair's alone (the replicator never moves it back)."""
+    return list(itertools.product((False, True), range(3), range(3)))
 
 
 def update_cql(tables: TableNames, shape: HeadUpdate) -> str:
@@ -219,8 +220,10 @@ def update_cql(tables: TableNames, shape: HeadUpdate) -> str:
     sets = ["partition = ?", "offset = ?", "updated = ?"]
     if seq:
         sets.append("seq_nr = ?")
-    if delete_to:
+    if delete_to == 1:
         sets.append("delete_to = ?")
+    elif delete_to == 2:
+        sets.append("delete_to = null")
     if expiry == 1:
         sets += ["expire_after = ?", "expire_on = ?"]
     elif expiry == 2:
@@ -258,7 +261,8 @@ class StoreStatements:
 
     def bind_update(self, key: Key, bucket: int, write: UpdateHead) -> Statement:
         expiry = 1 if write.expiry is not None else 2 if write.remove_expiry else 0
-        shape = (write.seq_nr is not None, write.delete_to is not None, expiry)
+        delete_to = 1 if write.delete_to is not None else 2 if write.remove_delete_to else 0
+        shape = (write.seq_nr is not None, delete_to, expiry)
         position = write.partition_offset
         values: list[Any] = [position.partition, position.offset, write.updated]
         if write.seq_nr is not None:
