@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kjournal_replicator.check import __main__ as check_command
 from kjournal_replicator.expiry import __main__ as expiry_command
 
 __all__ = ["register"]
@@ -22,6 +23,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     expiry_command.add_arguments(expire)
     expire.set_defaults(run_local=_local(expiry_command.run_command))
+    check = sub.add_parser(
+        "check",
+        help="compare Cassandra with the fold of Kafka's records, journal by journal (--repair)",
+        description="Compare Cassandra with the fold of what Kafka still holds, journal by "
+        "journal, as a Spark job (or --local); exit 1 when anything differs (docs/operations.md). "
+        "Settings: the replicator's KJOURNAL_KAFKA__*, KJOURNAL_CASSANDRA__*, KJOURNAL_SPARK__*.",
+    )
+    check_command.add_arguments(check)
+    check.set_defaults(run_local=_local(check_command.run_command))
 
 
 def _local(run: Any) -> Any:

@@ -1,9 +1,5 @@
-"""One run of the expiry job over its topics, and its metrics handed on when it ends.
-
-A CronJob's process exits before Prometheus scrapes it, so the run's metrics are pushed to a
-Pushgateway (`pushgateway`) or written in Prometheus' text format for a node exporter's textfile
-collector (`metrics_file`), or both, or neither (the log and the report say the same).
-"""
+"""One run of the expiry job over its topics, and its metrics handed on when it ends
+(run_metrics.py)."""
 
 from __future__ import annotations
 
@@ -20,10 +16,10 @@ from kjournal.cassandra.session import connect
 from kjournal.cassandra.snapshot import CassandraSnapshotReader
 from kjournal.expiry import ExpiryReport, expire_topic
 from kjournal_service.metrics_prometheus import PrometheusMetrics
-from prometheus_client import push_to_gateway, write_to_textfile
 
 from kjournal_replicator.expiry.log import KafkaExpiryLog
 from kjournal_replicator.expiry.settings import ExpirySettings
+from kjournal_replicator.run_metrics import hand_on
 
 __all__ = ["ExpiryOptions", "report_json", "run_expiry", "today_in"]
 
@@ -79,10 +75,7 @@ async def run_expiry(settings: ExpirySettings, options: ExpiryOptions) -> list[E
                 )
     finally:
         session.cluster.shutdown()
-    if options.metrics_file is not None:
-        write_to_textfile(str(options.metrics_file), metrics.registry)
-    if options.pushgateway:
-        push_to_gateway(options.pushgateway, job=JOB, registry=metrics.registry)
+    hand_on(metrics, JOB, options.metrics_file, options.pushgateway)
     return reports
 
 
