@@ -48,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "it counts (default 30)",
     )
     parser.add_argument("--format", choices=["table", "json"], default="table")
+    parser.add_argument("--json-file", type=Path, help="also write the JSON report here")
     parser.add_argument("--metrics-file", type=Path, help="write the run's metrics here")
     parser.add_argument("--pushgateway", help="push the run's metrics to this Pushgateway")
 
@@ -74,8 +75,11 @@ def run_command(args: argparse.Namespace) -> int:
     except KJournalError as exc:
         log.error("the check could not run: %s", exc)
         return 3
+    document = json.dumps([r.as_json() for r in reports], indent=2) + "\n"
+    if args.json_file is not None:
+        args.json_file.write_text(document)
     if args.format == "json":
-        sys.stdout.write(json.dumps([r.as_json() for r in reports], indent=2) + "\n")
+        sys.stdout.write(document)
     else:
         sys.stdout.write("\n\n".join(report.table() for report in reports) + "\n")
     failed = [r for r in reports if r.differs and not r.clean_after_repair]
