@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from functools import partial
 from typing import Any
 
 import pytest
@@ -86,7 +87,7 @@ def test_the_check_job_runs_as_spark_on_kubernetes_and_finds_cassandra_as_kafka_
             _append(writer, journal, list(range(1, n + 3)))
     with port_forward(release.core, release.namespace, release.component("reader")) as reader:
         for journal in journals:
-            wait_for(f"{journal} replicated", lambda j=journal: _replicated(reader, j), 300)
+            wait_for(f"{journal} replicated", partial(_replicated, reader, journal), 300)
 
     job_name = _job_from_cron_job(release, release.component("check"))
     executors = wait_for(
