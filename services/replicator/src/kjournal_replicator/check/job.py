@@ -77,11 +77,14 @@ def run_check(settings: ReplicatorSettings, options: CheckOptions) -> list[Topic
             started = time.perf_counter()
             started_at = datetime.now(UTC)
             plan = asyncio.run(_plan(settings, snapshot, topic))
-            if options.local:
+            if not options.local and spark is None:
+                spark = build_spark(_check_spark(settings))
+            passing = time.perf_counter()
+            if spark is None:
                 results = asyncio.run(_local_pass(settings, snapshot, plan, started_at))
             else:
-                spark = spark or build_spark(_check_spark(settings))
                 results = _spark_pass(spark, settings, snapshot, plan, started_at)
+            pass_seconds = time.perf_counter() - passing
             report = TopicReport(
                 topic,
                 "local" if options.local else "spark",
@@ -90,6 +93,7 @@ def run_check(settings: ReplicatorSettings, options: CheckOptions) -> list[Topic
             )
             asyncio.run(_settle(report, results, settings, session, snapshot, options))
             report.seconds = time.perf_counter() - started
+            report.pass_seconds = pass_seconds
             _record(metrics, report)
             log.info(
                 "checked %s: %d journals, %d events in %.1f s; %d differ",
