@@ -280,9 +280,10 @@ def test_a_clean_topic_checks_clean_while_appends_go_on(damaged: Damaged) -> Non
     assert report["differences"] == []
     assert report["pointer2"] == []
     assert report["journals"] >= 6
-    # A journal appended to throughout may not hold still long enough to be compared: it is
-    # listed, never reported as different.
-    assert {u["reason"] for u in report["unchecked"]} <= {"changing"}
+    # A journal appended to throughout may not hold still long enough to be compared, or its
+    # newest records may wait longer than the settle time while the check's own Spark job takes
+    # the cores: it is listed, never reported as different.
+    assert {u["reason"] for u in report["unchecked"]} <= {"changing", "not-replicated"}
 
 
 def test_repair_restores_the_damaged_topic(

@@ -56,6 +56,7 @@ class CassandraSnapshotReader:
             self._heads = session.prepare(metajournal.heads_select_cql(tables))
             self._expired = session.prepare(metajournal.expired_select_cql(tables))
             self._ids = session.prepare(metajournal.ids_select_cql(tables))
+            self._partitions = session.prepare(metajournal.partitions_select_cql(tables))
             self._rows = session.prepare(journal.select_cql(tables))
 
     def pointer2(self, topic: str, partition: int) -> int | None:
@@ -110,8 +111,14 @@ class CassandraSnapshotReader:
             return sorted({id for (id,) in rows})
 
     def ids(self, topic: str) -> set[str]:
-        """Every journal id with a head in `topic`, in any bucket of either layout."""
-        args = [(topic, bucket) for bucket in range(METAJOURNAL_BUCKETS)]
+        """Every journal id with a head in `topic`, in any bucket of either layout: the buckets
+        the topic uses (one scan of the table's partition keys), then each of them."""
+        with driver_errors(f"listing the metajournal buckets of {topic}"):
+            partitions = self._session.execute(
+                self._partitions.bind(()), execution_profile=READ_PROFILE
+            )
+            buckets = sorted({bucket for name, bucket in partitions if name == topic})
+        args = [(topic, bucket) for bucket in buckets]
         return {
             id
             for rows in self._read_all(self._ids, args, f"journal ids of {topic}")

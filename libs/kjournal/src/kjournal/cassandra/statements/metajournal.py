@@ -41,6 +41,7 @@ __all__ = [
     "insert_cql",
     "journal_head_from_row",
     "journal_head_values",
+    "partitions_select_cql",
     "update_cql",
     "update_shapes",
 ]
@@ -183,6 +184,12 @@ def delete_cql(tables: TableNames) -> str:
         f"DELETE FROM {tables.qualified(tables.metajournal)} "
         "WHERE topic = ? AND segment = ? AND id = ?"
     )
+
+
+def partitions_select_cql(tables: TableNames) -> str:
+    """Every (topic, bucket) partition of the table: one scan of partition keys, which tells the
+    buckets a topic uses without a query per bucket."""
+    return f"SELECT DISTINCT topic, segment FROM {tables.qualified(tables.metajournal)}"
 
 
 def ids_select_cql(tables: TableNames) -> str:
