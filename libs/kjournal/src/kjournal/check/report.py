@@ -98,7 +98,12 @@ class TopicReport:
                 lines.append(f"not checked ({reason}): {len(ids)} journals: {shown}")
         lines.append("")
         journals = len({r.key.id for r in self.differing})
-        if not self.differs:
+        if not self.differs and self.unchecked:
+            lines.append(
+                f"result: no difference in what could be compared; {len(self.unchecked)} "
+                "journals not checked (above)"
+            )
+        elif not self.differs:
             lines.append("result: Cassandra matches the fold of Kafka")
         elif self.repair_requested:
             verdict = "all repaired" if self.clean_after_repair else "NOT all repaired"
