@@ -147,23 +147,32 @@ def _damage(session: Session, keyspace: str, topic: str, dropped: Any) -> None:
 class Appender:
     """Appends to the clean topic's journals from a thread of its own, until stopped."""
 
+    JOURNALS = 6
+
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
         self.appended = 0
+        self.seq = dict.fromkeys(range(self.JOURNALS), 0)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
 
+    async def once(self, journals: Journals) -> None:
+        for n in self.seq:
+            await journals.journal(Key(self.topic, f"live-{n}")).produce(
+                _events(self.seq[n] + 1, 2)
+            )
+            self.seq[n] += 2
+            self.appended += 1
+
+    async def first(self) -> None:
+        async with Journals(KafkaSettings(bootstrap_servers=self.bootstrap)) as journals:
+            await self.once(journals)
+
     async def _run(self) -> None:
-        seq = dict.fromkeys(range(6), 0)
         async with Journals(KafkaSettings(bootstrap_servers=self.bootstrap)) as journals:
             while not self.stop.is_set():
-                for n in seq:
-                    await journals.journal(Key(self.topic, f"live-{n}")).produce(
-                        _events(seq[n] + 1, 2)
-                    )
-                    seq[n] += 2
-                    self.appended += 1
+                await self.once(journals)
                 await asyncio.sleep(0.05)
 
 
@@ -180,15 +189,13 @@ def damaged(
     topic, clean_topic = new_topic(), new_topic()
     written = asyncio.run(_write_history(kafka_bootstrap, topic))
     appender = Appender(kafka_bootstrap, clean_topic)
-    appender.thread.start()
+    asyncio.run(appender.first())
+    for name in (topic, clean_topic):
+        wait_until(
+            caught_up(kafka_bootstrap, session, ops_keyspace, name), 240, "replication", replicator
+        )
+    appender.thread.start()  # appends go on from here until the check has ended
     try:
-        for name in (topic, clean_topic):
-            wait_until(
-                caught_up(kafka_bootstrap, session, ops_keyspace, name),
-                240,
-                "replication",
-                replicator,
-            )
         ids = [*DAMAGED, *CLEAN]
         before = asyncio.run(stored_events(session, ops_keyspace, topic, ids))
         partition = partition_for(b"pointer", PARTITIONS)
