@@ -27,6 +27,7 @@ from kjournal.model import (
     TextPayload,
 )
 from kjournal_dev.cli import main as dev_main
+from kjournal_dev.platform.jobs import run_job
 
 from tests.security.conftest import TOPIC, SecuredPlatform
 from tests.support.reports import add_session_report
@@ -62,7 +63,7 @@ def test_append_replicate_read(secured: SecuredPlatform):
 
 
 def test_the_expiry_job_purges_as_its_own_principal(
-    secured: SecuredPlatform, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    secured: SecuredPlatform, capfd: pytest.CaptureFixture[str]
 ):
     """`kjournal-dev expire` logs in as kjournal-expiry / kjournal_expiry: it finds the expired
     head (SELECT), reads the journal's tail and produces its purge (READ, WRITE), and the
@@ -79,9 +80,9 @@ def test_the_expiry_job_purges_as_its_own_principal(
         replicated = datetime.now(UTC)
         while datetime.now(UTC).date() < (replicated + timedelta(seconds=1)).date():
             time.sleep(0.1)  # past midnight UTC, its expire_on is tomorrow: wait for the date
-        monkeypatch.setenv("KJOURNAL_DEV_STATE_DIR", str(secured.config.state_dir))
         capfd.readouterr()
-        assert dev_main(["expire", TOPIC]) == 0
+        # What `kjournal-dev expire` runs, with the secured platform's settings and credentials.
+        assert run_job(secured.config, "expiry", [TOPIC]) == 0
         out = capfd.readouterr().out
         assert f"expiry of {TOPIC} as of" in out
         assert " 1 purged" in out, out
