@@ -24,6 +24,7 @@ import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.segments import metajournal_bucket
 from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.snapshot import CassandraSnapshotReader
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.fold.plan import InsertRows
 from kjournal.journal import Journals
@@ -32,6 +33,9 @@ from kjournal.model import Event, EventRecord, JsonPayload, Key, SeqNr
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import timestamp_from_ms, timestamp_to_ms
 from kjournal_replicator.check.job import CheckOptions, run_check
+from kjournal_replicator.check.kafka import KafkaLog
+from kjournal_replicator.check.recheck import Confirmed, recheck_journals
+from kjournal_replicator.check.repair import CHANGED, repair_journal
 from kjournal_replicator.settings import ReplicatorSettings
 
 from tests.integration.spark.support import (
@@ -323,3 +327,73 @@ def test_repair_restores_the_damaged_topic(
     (again,) = run_check(settings, CheckOptions([damaged.topic], local=True, settle_s=5.0))
     assert not again.differs, again.table()
     assert again.journals == len(damaged.ids)
+
+
+def test_repair_never_touches_a_journal_that_changed_in_kafka_meanwhile(
+    damaged: Damaged,
+    replicator: ReplicatorProcess,
+    kafka_bootstrap: str,
+    session: Session,
+    ops_keyspace: str,
+    ops_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A journal confirmed different at one end offset, then appended to before the repair
+    writes: the repair leaves it (it differs from a fold that is no longer Kafka's) and compares
+    it again at the new end, where it repairs it."""
+    settings = _settings(ops_env, monkeypatch)
+    topic, key = damaged.topic, Key(damaged.topic, "clean-1")
+    partition = partition_for(key.id.encode(), PARTITIONS)
+    session.execute(
+        f"DELETE FROM {ops_keyspace}.journal WHERE id = %s AND topic = %s AND segment = 0 "
+        "AND seq_nr = 2",
+        (key.id, topic),
+    )
+    cassandra = settings.cassandra
+    store = CassandraReplicatedStore(session, cassandra.names)
+    snapshot = CassandraSnapshotReader(session, cassandra.names)
+
+    async def confirm_append_repair() -> tuple[Confirmed, str]:
+        async with KafkaLog(settings.kafka) as kafka:
+            outcome = await recheck_journals(
+                topic,
+                partition,
+                0,
+                [key.id],
+                snapshot,
+                kafka,
+                horizon=None,
+                segment_size=cassandra.segment_size,
+                expiry_zone=cassandra.expiry_zone,
+                settle_s=float(SETTLE_S),
+            )
+            confirmed = outcome[key.id]
+            assert isinstance(confirmed, Confirmed)
+            async with Journals(KafkaSettings(bootstrap_servers=kafka_bootstrap)) as journals:
+                await journals.journal(key).produce(_events(5, 1))
+            status = await repair_journal(
+                confirmed,
+                store,
+                snapshot,
+                kafka,
+                segment_size=cassandra.segment_size,
+                expiry_zone=cassandra.expiry_zone,
+            )
+            return confirmed, status
+
+    confirmed, status = asyncio.run(confirm_append_repair())
+    assert [f.kind.value for f in confirmed.result.findings] == ["events-missing"]
+    assert status == CHANGED
+    wait_until(
+        caught_up(kafka_bootstrap, session, ops_keyspace, topic), 240, "replication", replicator
+    )
+    rows = session.execute(
+        f"SELECT seq_nr FROM {ops_keyspace}.journal WHERE id = %s AND topic = %s AND segment = 0",
+        (key.id, topic),
+    ).all()
+    assert [row[0] for row in rows] == [1, 3, 4, 5]  # untouched by the repair: 2 still missing
+
+    (again,) = run_check(settings, CheckOptions([topic], local=True, repair=True, settle_s=5.0))
+    assert again.repaired == {"clean-1": "repaired"}
+    events = asyncio.run(stored_events(session, ops_keyspace, topic, [key.id]))
+    assert [e.seq_nr for e in events[key.id]] == [1, 2, 3, 4, 5]
