@@ -12,7 +12,7 @@ from __future__ import annotations
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.kafka.settings import KafkaSettings
 from kjournal_service.settings import ServiceSettings
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["ExpiryJobSettings", "ExpirySettings"]
 
@@ -29,6 +29,20 @@ class ExpiryJobSettings(BaseModel):
     at least that often)."""
     max_purges: int = Field(default=1000, ge=0)
     """Purges produced per topic and run at most; the rest waits for the next run."""
+
+    @field_validator("topics", mode="before")
+    @classmethod
+    def _split_topics(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(topic.strip() for topic in value.split(",") if topic.strip())
+        return value
+
+    @field_validator("topics")
+    @classmethod
+    def _some_topics(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("at least one topic")
+        return value
 
 
 class ExpirySettings(ServiceSettings):
