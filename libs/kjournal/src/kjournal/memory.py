@@ -193,6 +193,18 @@ class InMemoryReplicatedStore:
             ]
         return [row for _, row in sorted(rows, key=lambda item: item[0])]
 
+    def rows_by_journal(self) -> dict[Key, list[StoredRow]]:
+        """`rows` of every journal at once (one pass over the store, rather than one per
+        journal)."""
+        with self._lock:
+            found: dict[Key, list[tuple[tuple[int, datetime], StoredRow]]] = {}
+            for (row_key, _), segment in self._journal.items():
+                found.setdefault(row_key, []).extend(segment.items())
+        return {
+            key: [row for _, row in sorted(rows, key=lambda item: item[0])]
+            for key, rows in found.items()
+        }
+
     def segments(self, key: Key) -> list[int]:
         with self._lock:
             return sorted(segment for row_key, segment in self._journal if row_key == key)

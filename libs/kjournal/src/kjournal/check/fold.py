@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 
 from kjournal.errors import FormatError
-from kjournal.memory import InMemoryReplicatedStore
-from kjournal.model import Append, Delete, Mark, Purge
+from kjournal.memory import InMemoryReplicatedStore, StoredRow
+from kjournal.model import Append, Delete, Key, Mark, Purge
 from kjournal.replicate import replicate_partition
 from kjournal.wire.record import ConsumedRecord, decode_action_record, timestamp_from_ms
 
@@ -40,6 +40,7 @@ class FoldedPartition:
     store: InMemoryReplicatedStore
     journals: dict[str, list[RecordInfo]] = field(default_factory=dict)  # by id, offset order
     records: int = 0
+    rows: dict[Key, list[StoredRow]] = field(default_factory=dict)  # the store's, by journal
 
     def checkable(self, id: str) -> bool:
         """Whether the fold holds the journal's whole history: Kafka still has the partition from
@@ -100,6 +101,7 @@ def fold_partition(
     replicate_partition(
         topic, partition, kept, folded.store, now or datetime.now(UTC), expiry_zone=expiry_zone
     )
+    folded.rows = folded.store.rows_by_journal()
     return folded
 
 

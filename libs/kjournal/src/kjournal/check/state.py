@@ -39,7 +39,7 @@ class ExpectedJournal:
 
 def expected_of(folded: FoldedPartition, key: Key) -> ExpectedJournal:
     return ExpectedJournal(
-        folded.store.head(key), folded.store.rows(key), folded.journals.get(key.id, [])
+        folded.store.head(key), folded.rows.get(key, []), folded.journals.get(key.id, [])
     )
 
 
