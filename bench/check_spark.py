@@ -162,7 +162,9 @@ def main() -> None:
         seconds=0,
         master="local[2]",
         trigger_s=0.2,
-        concurrency=500,
+        # 500 appends in flight (bench.replication_spark's) filled aiokafka's accumulator past its
+        # timeout on a busy host; the backlog's append rate is not what this bench measures.
+        concurrency=100,
         rounds=1,
         spark_conf="{}",
     )
