@@ -16,6 +16,7 @@ from kjournal.cassandra.settings import CassandraSettings
 from kjournal.errors import CassandraUnavailable, CredentialsRefused
 from kjournal_dev.security.cassandra import DEFAULT_SUPERUSER, role_settings
 from kjournal_dev.security.credentials import (
+    CASSANDRA_EXPIRY,
     CASSANDRA_MIGRATOR,
     CASSANDRA_READER,
     CASSANDRA_REPLICATOR,
@@ -91,6 +92,31 @@ def test_the_readers_role_only_reads(secured: SecuredPlatform, observed: dict[st
             _refused(session, {}, "", f"ALTER TABLE {K}.{table} WITH comment = 'x'", "ALTER")
         observed[f"{CASSANDRA_READER} TRUNCATE, ALTER each of {len(EVERY_TABLE)} tables"] = (
             "Unauthorized (no MODIFY / ALTER permission), every one"
+        )
+    finally:
+        session.cluster.shutdown()
+
+
+def test_the_expiry_role_only_reads_so_purges_go_through_kafka(
+    secured: SecuredPlatform, observed: dict[str, str]
+):
+    session = _session(secured, CASSANDRA_EXPIRY)
+    try:
+        # What the expiry job reads: heads by their expire_on date (the index), and pointer2.
+        session.execute(
+            f"SELECT id FROM {K}.metajournal WHERE expire_on = '2026-01-01' "
+            "AND topic = 'journal_probe' ALLOW FILTERING"
+        )
+        session.execute(f"SELECT * FROM {K}.pointer2 LIMIT 1")
+        for verb, cql in JOURNAL_WRITES.items():
+            _refused(session, observed, f"{CASSANDRA_EXPIRY} {verb}", cql, "MODIFY")
+        for table in EVERY_TABLE:
+            _refused(session, {}, "", f"TRUNCATE {K}.{table}", "MODIFY")
+        observed[f"{CASSANDRA_EXPIRY} TRUNCATE each of {len(EVERY_TABLE)} tables"] = (
+            "Unauthorized (no MODIFY permission), every one"
+        )
+        _refused(
+            session, observed, f"{CASSANDRA_EXPIRY} DROP TABLE", SCHEMA_CHANGES["DROP"], "DROP"
         )
     finally:
         session.cluster.shutdown()

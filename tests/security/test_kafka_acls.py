@@ -15,7 +15,12 @@ from aiokafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFai
 from kjournal.errors import CredentialsRefused
 from kjournal.kafka.credentials import check_kafka_credentials
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.security.credentials import KAFKA_READER, KAFKA_REPLICATOR, KAFKA_WRITER
+from kjournal_dev.security.credentials import (
+    KAFKA_EXPIRY,
+    KAFKA_READER,
+    KAFKA_REPLICATOR,
+    KAFKA_WRITER,
+)
 from pydantic import SecretStr
 
 from tests.security.conftest import TOPIC, SecuredPlatform
@@ -133,7 +138,23 @@ def test_the_reader_and_the_replicator_may_consume_but_not_produce(
     )
 
 
-@pytest.mark.parametrize("principal", [KAFKA_WRITER, KAFKA_READER, KAFKA_REPLICATOR])
+def test_the_expiry_job_may_read_and_produce_but_not_look_at_groups(
+    secured: SecuredPlatform, observed: dict[str, str]
+):
+    """It reads journals' tails and produces their purges; nothing more."""
+    expiry = _options(secured, KAFKA_EXPIRY)
+    asyncio.run(_produce(expiry))
+    assert asyncio.run(_consume(expiry)) >= 1
+    _refused(
+        observed,
+        f"{KAFKA_EXPIRY} describes a consumer group",
+        _admin(expiry, lambda admin: admin.describe_consumer_groups(["spark-kafka-source-x"])),
+        GroupAuthorizationFailedError,
+        "spark-kafka-source-x",
+    )
+
+
+@pytest.mark.parametrize("principal", [KAFKA_WRITER, KAFKA_READER, KAFKA_REPLICATOR, KAFKA_EXPIRY])
 def test_no_service_may_create_or_delete_topics(
     secured: SecuredPlatform, observed: dict[str, str], principal: str
 ):

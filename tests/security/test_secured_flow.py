@@ -10,13 +10,24 @@ import json
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from kjournal.client import Client
 from kjournal.errors import NotAuthenticated
-from kjournal.model import Event, JsonPayload, Key, SeqNr, TextPayload
+from kjournal.model import (
+    Event,
+    ExpireAfter,
+    JsonPayload,
+    Key,
+    PayloadMetadata,
+    RecordMetadata,
+    SeqNr,
+    TextPayload,
+)
 from kjournal_dev.cli import main as dev_main
+from kjournal_dev.platform.jobs import run_job
 
 from tests.security.conftest import TOPIC, SecuredPlatform
 from tests.support.reports import add_session_report
@@ -49,6 +60,35 @@ def test_append_replicate_read(secured: SecuredPlatform):
     anonymous = Client(secured.url("writer"), secured.url("reader"), timeout=30)
     with anonymous, pytest.raises(NotAuthenticated):
         anonymous.status(key)
+
+
+def test_the_expiry_job_purges_as_its_own_principal(
+    secured: SecuredPlatform, capfd: pytest.CaptureFixture[str]
+):
+    """`kjournal-dev expire` logs in as kjournal-expiry / kjournal_expiry: it finds the expired
+    head (SELECT), reads the journal's tail and produces its purge (READ, WRITE), and the
+    replicator applies the purge like any other."""
+    token = secured.issuer.mint(["journal:append", "journal:read"], topics=[TOPIC])
+    key = Key(TOPIC, "secured-expiry-1")
+    second = RecordMetadata(payload=PayloadMetadata(expire_after=ExpireAfter.of(1, "second")))
+    with Client(secured.url("writer"), secured.url("reader"), token=token, timeout=30) as client:
+        client.append(key, [Event(SeqNr(1), payload=JsonPayload({"n": 1}))], second)
+        deadline = time.monotonic() + REPLICATION_TIMEOUT_S
+        while (status := client.status(key)) is None or status.unreplicated_actions:
+            assert time.monotonic() < deadline, f"not replicated in time: {status}"
+            time.sleep(0.5)
+        replicated = datetime.now(UTC)
+        while datetime.now(UTC).date() < (replicated + timedelta(seconds=1)).date():
+            time.sleep(0.1)  # past midnight UTC, its expire_on is tomorrow: wait for the date
+        capfd.readouterr()
+        # What `kjournal-dev expire` runs, with the secured platform's settings and credentials.
+        assert run_job(secured.config, "expiry", [TOPIC]) == 0
+        out = capfd.readouterr().out
+        assert f"expiry of {TOPIC} as of" in out
+        assert " 1 purged" in out, out
+        while client.pointer(key) is not None:
+            assert time.monotonic() < deadline, "the purge was not applied in time"
+            time.sleep(0.5)
 
 
 def test_no_credential_is_written_anywhere_else(

@@ -33,7 +33,7 @@ def test_credentials_are_generated_once_and_private(tmp_path: Path):
     first = Credentials.load_or_generate(path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert Credentials.load_or_generate(path) == first
-    assert len(set(first.secrets())) == 8
+    assert len(set(first.secrets())) == 10  # five Kafka principals, five Cassandra roles
     assert all(secret not in repr(first) for secret in first.secrets())
 
 
@@ -74,7 +74,7 @@ def test_the_brokers_configuration(tmp_path: Path):
     assert properties["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
     assert properties["ssl.keystore.location"] == str(tls.broker_key_store)
     arguments = scram_arguments(credentials)
-    assert arguments.count("--add-scram") == 4
+    assert arguments.count("--add-scram") == 5
     assert (
         f"SCRAM-SHA-512=[name=kjournal-writer,password={credentials.kafka['kjournal-writer']}]"
         in arguments
@@ -82,15 +82,18 @@ def test_the_brokers_configuration(tmp_path: Path):
 
 
 def test_least_privilege_grants():
-    writer, readers = acl_grants("journal")
+    writer, readers, expiry = acl_grants("journal")
     assert writer.count("--operation") == 2
     assert {"Write", "Describe"} <= set(writer)
     assert "Read" not in writer
     assert {"User:kjournal-reader", "User:kjournal-replicator", "Read", "Describe"} <= set(readers)
     assert "Write" not in readers
-    for grant in (writer, readers):
+    assert {"User:kjournal-expiry", "Read", "Write", "Describe"} <= set(expiry)
+    assert expiry.count("--operation") == 3
+    assert "User:kjournal-expiry" not in writer + readers
+    for grant in (writer, readers, expiry):
         assert grant[-4:] == ["--topic", "journal", "--resource-pattern-type", "prefixed"]
-        assert "--group" not in grant  # no consumer group: both assign partitions
+        assert "--group" not in grant  # no consumer group: all assign partitions
 
 
 def test_the_nodes_configuration(tmp_path: Path):

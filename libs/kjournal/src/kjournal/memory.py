@@ -17,6 +17,7 @@ from datetime import datetime
 
 from kjournal.fold.plan import (
     DeleteHead,
+    DeleteRow,
     DeleteRows,
     InsertHead,
     InsertRows,
@@ -192,6 +193,18 @@ class InMemoryReplicatedStore:
             ]
         return [row for _, row in sorted(rows, key=lambda item: item[0])]
 
+    def rows_by_journal(self) -> dict[Key, list[StoredRow]]:
+        """`rows` of every journal at once (one pass over the store, rather than one per
+        journal)."""
+        with self._lock:
+            found: dict[Key, list[tuple[tuple[int, datetime], StoredRow]]] = {}
+            for (row_key, _), segment in self._journal.items():
+                found.setdefault(row_key, []).extend(segment.items())
+        return {
+            key: [row for _, row in sorted(rows, key=lambda item: item[0])]
+            for key, rows in found.items()
+        }
+
     def segments(self, key: Key) -> list[int]:
         with self._lock:
             return sorted(segment for row_key, segment in self._journal if row_key == key)
@@ -253,6 +266,11 @@ class InMemoryReplicatedStore:
                     del segment[position]
                 if not segment:
                     self._journal.pop((key, write.segment), None)
+        elif isinstance(write, DeleteRow):
+            segment = self._journal.get((key, write.segment), {})
+            segment.pop((write.seq_nr, write.timestamp), None)
+            if not segment:
+                self._journal.pop((key, write.segment), None)
         elif isinstance(write, InsertHead):
             self._metajournal[key] = HeadRow(
                 write.head, write.created, write.created, write.origin, next(self._head_writes)
@@ -277,6 +295,8 @@ class InMemoryReplicatedStore:
             head = replace(head, expiry=write.expiry)
         if write.remove_expiry:
             head = replace(head, expiry=None)
+        if write.remove_delete_to:
+            head = replace(head, delete_to=None)
         self._metajournal[key] = replace(
             row, head=head, updated=write.updated, written=next(self._head_writes)
         )

@@ -39,7 +39,7 @@ from kjournal_dev.generate.settings_docs import _settings_classes
 __all__ = ["OWNED", "SHARED_SECTIONS", "ChartVariable", "chart_variables", "check", "write"]
 
 PREFIX = "KJOURNAL_"
-COMPONENTS = ("writer", "reader", "replicator", "migrate")
+COMPONENTS = ("writer", "reader", "replicator", "migrate", "expiry")
 # Sections set once under the top-level `settings` for every component that has them.
 SHARED_SECTIONS = ("kafka", "cassandra", "auth")
 
@@ -48,8 +48,10 @@ OWNED: dict[str, str] = {
     "KJOURNAL_HTTP__HOST": "always 0.0.0.0: pods are reached on their own address",
     "KJOURNAL_HTTP__PORT": "the container port: 8080 (writer, reader), 9400 (replicator)",
     "KJOURNAL_HTTP__ENABLED": "always on for the replicator: its probes and metrics use it",
-    "KJOURNAL_KAFKA__SASL_USERNAME": "`kafka.existingSecret` (key `usernameKey`)",
-    "KJOURNAL_KAFKA__SASL_PASSWORD": "`kafka.existingSecret` (key `passwordKey`)",
+    "KJOURNAL_KAFKA__SASL_USERNAME": "`kafka.existingSecret` (key `usernameKey`); the expiry "
+    "job's `expiry.kafkaSecret` when set",
+    "KJOURNAL_KAFKA__SASL_PASSWORD": "`kafka.existingSecret` (key `passwordKey`); the expiry "
+    "job's `expiry.kafkaSecret` when set",
     "KJOURNAL_CASSANDRA__USERNAME": "`<component>.cassandraSecret` (key `usernameKey`)",
     "KJOURNAL_CASSANDRA__PASSWORD": "`<component>.cassandraSecret` (key `passwordKey`)",
     "KJOURNAL_AUTH__JWKS_FILE": "`auth.jwksSecret`: its key `key`, mounted as a file",

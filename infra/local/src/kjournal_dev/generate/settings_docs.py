@@ -1,6 +1,7 @@
 """docs/configuration.md, generated from the settings classes themselves.
 
-Every `KJOURNAL_*` variable of the writer, the reader, the replicator and the schema job, and every
+Every `KJOURNAL_*` variable of the writer, the reader, the replicator (whose settings the check job
+reads too), the schema job and the expiry job, and every
 `KJOURNAL_DEV_*` variable of this tool: name, type, default, meaning, and which services read it.
 `kjournal-dev settings-docs --check` (run by the test suite) fails when the file and the classes
 disagree, so neither can drift; `--write` regenerates it.
@@ -25,7 +26,7 @@ from kjournal_dev.config import DevConfig, find_repo_root
 __all__ = ["Variable", "render", "service_variables", "variables"]
 
 PREFIX = "KJOURNAL_"
-SERVICES = ("writer", "reader", "replicator", "migrate")
+SERVICES = ("writer", "reader", "replicator", "migrate", "expiry")
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Variable:
 def _settings_classes() -> dict[str, type[BaseModel]]:
     from kjournal_migrate.settings import Settings as MigrateSettings
     from kjournal_reader.settings import Settings as ReaderSettings
+    from kjournal_replicator.expiry.settings import ExpirySettings
     from kjournal_replicator.settings import ReplicatorSettings
     from kjournal_writer.settings import Settings as WriterSettings
 
@@ -49,6 +51,7 @@ def _settings_classes() -> dict[str, type[BaseModel]]:
         "reader": ReaderSettings,
         "replicator": ReplicatorSettings,
         "migrate": MigrateSettings,
+        "expiry": ExpirySettings,
     }
 
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kjournal_dev.platform.jobs import run_job
 from kjournal_dev.platform.lifecycle import CASSANDRA, COLLECTOR, KAFKA, Platform
 from kjournal_dev.platform.services import SERVICES
 
@@ -90,6 +91,17 @@ def _follow(path: Path) -> None:
             return
 
 
+def _expire(platform: Platform, args: argparse.Namespace) -> int:
+    return run_job(
+        platform.config, "expiry", [*args.topics, *(["--dry-run"] if args.dry_run else [])]
+    )
+
+
+def _check(platform: Platform, args: argparse.Namespace) -> int:
+    flags = [flag for flag, on in (("--local", args.local), ("--repair", args.repair)) if on]
+    return run_job(platform.config, "check", [*args.topics, *flags, *args.more])
+
+
 def register(sub: Any) -> None:
     up = sub.add_parser(
         "up",
@@ -121,3 +133,21 @@ def register(sub: Any) -> None:
     logs.add_argument("-n", "--lines", type=int, default=50)
     logs.add_argument("-f", "--follow", action="store_true")
     logs.set_defaults(run=_logs)
+    expire = sub.add_parser(
+        "expire",
+        help="run the expiry job once: purge, through Kafka, the journals whose expiry has come "
+        "(as its own principal on a secured platform)",
+    )
+    expire.add_argument("topics", nargs="*", help="default: the platform's journal topics")
+    expire.add_argument("--dry-run", action="store_true", help="decide, purge nothing")
+    expire.set_defaults(run=_expire)
+    check = sub.add_parser(
+        "check",
+        help="compare Cassandra with the fold of Kafka's records (a Spark job in local mode, or "
+        "--local in process); --repair rewrites what differs",
+    )
+    check.add_argument("topics", nargs="+")
+    check.add_argument("--local", action="store_true")
+    check.add_argument("--repair", action="store_true")
+    check.add_argument("more", nargs=argparse.REMAINDER, help="more options of the check")
+    check.set_defaults(run=_check)

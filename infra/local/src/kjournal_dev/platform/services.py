@@ -36,7 +36,18 @@ from kjournal_dev.security.credentials import (
 )
 from kjournal_dev.security.tokens import DevIssuer
 
-__all__ = ["SERVICES", "ServiceSpec", "is_ready", "probe", "spec_named", "start", "tracing_env"]
+__all__ = [
+    "SERVICES",
+    "ServiceSpec",
+    "cassandra_env",
+    "credentials_env",
+    "is_ready",
+    "probe",
+    "replicator_env",
+    "spec_named",
+    "start",
+    "tracing_env",
+]
 
 
 @dataclass(frozen=True)
@@ -95,7 +106,7 @@ def _auth_env(config: DevConfig) -> dict[str, str]:
     return DevIssuer(config.auth_dir).ensure().service_env()
 
 
-def _credentials_env(
+def credentials_env(
     config: DevConfig, kafka_principal: str, cassandra_role: str | None
 ) -> dict[str, str]:
     """The secured platform's credentials of one service (none when not secured)."""
@@ -116,11 +127,11 @@ def _writer_env(config: DevConfig, home: Path) -> dict[str, str]:
         "KJOURNAL_HTTP__PORT": str(config.writer_port),
         "KJOURNAL_READER__URL": f"http://{config.host}:{config.reader_port}",
         **_auth_env(config),
-        **_credentials_env(config, KAFKA_WRITER, None),
+        **credentials_env(config, KAFKA_WRITER, None),
     }
 
 
-def _cassandra_env(config: DevConfig) -> dict[str, str]:
+def cassandra_env(config: DevConfig) -> dict[str, str]:
     return {
         "KJOURNAL_CASSANDRA__CONTACT_POINTS": config.host,
         "KJOURNAL_CASSANDRA__PORT": str(config.cassandra_port),
@@ -128,11 +139,11 @@ def _cassandra_env(config: DevConfig) -> dict[str, str]:
     }
 
 
-def _replicator_env(config: DevConfig, home: Path) -> dict[str, str]:
+def replicator_env(config: DevConfig, home: Path) -> dict[str, str]:
     topics = "|".join(re.escape(topic) for topic in config.journal_topics)
     return {
         **tracing_env(config),
-        **_cassandra_env(config),
+        **cassandra_env(config),
         "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": config.kafka_bootstrap,
         "KJOURNAL_SPARK__MASTER": "local[2]",
         "KJOURNAL_SPARK__CHECKPOINT_LOCATION": str(home / "checkpoint"),
@@ -140,7 +151,7 @@ def _replicator_env(config: DevConfig, home: Path) -> dict[str, str]:
         "KJOURNAL_TOPICS__PATTERN": f"({topics})",
         "KJOURNAL_HTTP__HOST": config.host,
         "KJOURNAL_HTTP__PORT": str(config.replicator_port),
-        **_credentials_env(config, KAFKA_REPLICATOR, CASSANDRA_REPLICATOR),
+        **credentials_env(config, KAFKA_REPLICATOR, CASSANDRA_REPLICATOR),
     }
 
 
@@ -148,9 +159,9 @@ def _reader_env(config: DevConfig, home: Path) -> dict[str, str]:
     return {
         **_common_env(config),
         "KJOURNAL_HTTP__PORT": str(config.reader_port),
-        **_cassandra_env(config),
+        **cassandra_env(config),
         **_auth_env(config),
-        **_credentials_env(config, KAFKA_READER, CASSANDRA_READER),
+        **credentials_env(config, KAFKA_READER, CASSANDRA_READER),
     }
 
 
@@ -174,7 +185,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
         "kjournal_replicator",
         lambda config: config.replicator_port,
         "KJOURNAL_DEV_REPLICATOR_PORT",
-        _replicator_env,
+        replicator_env,
         health_path="/healthz",
         min_start_timeout_s=240,
     ),

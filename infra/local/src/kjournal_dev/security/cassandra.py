@@ -9,7 +9,8 @@ each part needs, set up by `secure_schema` (which replaces the plain platform's 
    permission on it, so `kjournal_admin` then takes them back, leaving SELECT + MODIFY on the
    `setting` table (where the schema version is recorded);
 4. `kjournal_admin` grants `kjournal_replicator` SELECT on the keyspace and MODIFY on the tables
-   it writes (not `setting` nor `locks`), and `kjournal_reader` SELECT on the keyspace.
+   it writes (not `setting` nor `locks`), and `kjournal_reader` and `kjournal_expiry` SELECT on
+   the keyspace (the expiry job purges through Kafka, never in Cassandra).
 
 Every step can run again: a restarted platform finds the roles and grants in place.
 """
@@ -29,6 +30,7 @@ from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.security.credentials import (
     CASSANDRA_ADMIN,
+    CASSANDRA_EXPIRY,
     CASSANDRA_MIGRATOR,
     CASSANDRA_READER,
     CASSANDRA_REPLICATOR,
@@ -130,7 +132,7 @@ def secure_schema(config: DevConfig, credentials: Credentials, timeout_s: float 
     keyspace = config.keyspace
     try:
         admin.execute(f"DROP ROLE IF EXISTS {DEFAULT_SUPERUSER[0]}")
-        for role in (CASSANDRA_MIGRATOR, CASSANDRA_REPLICATOR, CASSANDRA_READER):
+        for role in (CASSANDRA_MIGRATOR, CASSANDRA_REPLICATOR, CASSANDRA_READER, CASSANDRA_EXPIRY):
             password = _quoted(credentials.cassandra[role])
             admin.execute(
                 f"CREATE ROLE IF NOT EXISTS {role} WITH LOGIN = true AND PASSWORD = {password}"
@@ -160,6 +162,7 @@ def secure_schema(config: DevConfig, credentials: Credentials, timeout_s: float 
         for table in replicator_tables(names):
             admin.execute(f"GRANT MODIFY ON TABLE {keyspace}.{table} TO {CASSANDRA_REPLICATOR}")
         admin.execute(f"GRANT SELECT ON KEYSPACE {keyspace} TO {CASSANDRA_READER}")
+        admin.execute(f"GRANT SELECT ON KEYSPACE {keyspace} TO {CASSANDRA_EXPIRY}")
         return version
     finally:
         admin.cluster.shutdown()

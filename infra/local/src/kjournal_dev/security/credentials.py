@@ -6,10 +6,12 @@ printed: `repr` hides them, and nothing logs them.
 Who may do what (docs/security.md has the table):
 
 * Kafka (SCRAM-SHA-512): `kjournal-admin` (super user: topics, ACLs), `kjournal-writer` (write +
-  describe journal topics), `kjournal-reader` and `kjournal-replicator` (read + describe).
+  describe journal topics), `kjournal-reader` and `kjournal-replicator` (read + describe),
+  `kjournal-expiry` (read + write + describe: it reads tails and produces purges).
 * Cassandra: `kjournal_admin` (superuser, replaces the default `cassandra`, which is dropped),
   `kjournal_migrator` (create + alter in the keyspace: the schema step), `kjournal_replicator`
-  (select + modify), `kjournal_reader` (select). The writer has no Cassandra role.
+  (select + modify), `kjournal_reader` (select), `kjournal_expiry` (select: it finds expired
+  heads; its purges go through Kafka). The writer has no Cassandra role.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from pathlib import Path
 
 __all__ = [
     "CASSANDRA_ADMIN",
+    "CASSANDRA_EXPIRY",
     "CASSANDRA_MIGRATOR",
     "CASSANDRA_READER",
     "CASSANDRA_REPLICATOR",
     "KAFKA_ADMIN",
+    "KAFKA_EXPIRY",
     "KAFKA_READER",
     "KAFKA_REPLICATOR",
     "KAFKA_WRITER",
@@ -36,13 +40,21 @@ KAFKA_ADMIN = "kjournal-admin"
 KAFKA_WRITER = "kjournal-writer"
 KAFKA_READER = "kjournal-reader"
 KAFKA_REPLICATOR = "kjournal-replicator"
-KAFKA_PRINCIPALS = (KAFKA_ADMIN, KAFKA_WRITER, KAFKA_READER, KAFKA_REPLICATOR)
+KAFKA_EXPIRY = "kjournal-expiry"
+KAFKA_PRINCIPALS = (KAFKA_ADMIN, KAFKA_WRITER, KAFKA_READER, KAFKA_REPLICATOR, KAFKA_EXPIRY)
 
 CASSANDRA_ADMIN = "kjournal_admin"
 CASSANDRA_MIGRATOR = "kjournal_migrator"
 CASSANDRA_REPLICATOR = "kjournal_replicator"
 CASSANDRA_READER = "kjournal_reader"
-CASSANDRA_ROLES = (CASSANDRA_ADMIN, CASSANDRA_MIGRATOR, CASSANDRA_REPLICATOR, CASSANDRA_READER)
+CASSANDRA_EXPIRY = "kjournal_expiry"
+CASSANDRA_ROLES = (
+    CASSANDRA_ADMIN,
+    CASSANDRA_MIGRATOR,
+    CASSANDRA_REPLICATOR,
+    CASSANDRA_READER,
+    CASSANDRA_EXPIRY,
+)
 
 
 def _password() -> str:

@@ -20,6 +20,7 @@ from kjournal_dev.errors import DevError
 from kjournal_dev.java import Java
 from kjournal_dev.security.credentials import (
     KAFKA_ADMIN,
+    KAFKA_EXPIRY,
     KAFKA_READER,
     KAFKA_REPLICATOR,
     KAFKA_WRITER,
@@ -109,8 +110,8 @@ def client_env(principal: str, credentials: Credentials) -> dict[str, str]:
 
 def acl_grants(topic_prefix: str) -> list[list[str]]:
     """The AclCommand arguments of each grant: least privilege per principal, on every topic
-    starting with the prefix (PREFIXED patterns). Neither the reader nor the replicator needs a
-    consumer group: both assign partitions and commit nothing."""
+    starting with the prefix (PREFIXED patterns). No principal needs a consumer group: all assign
+    partitions and commit nothing. The expiry job reads journals' tails and produces purges."""
     topics = ["--topic", topic_prefix, "--resource-pattern-type", "prefixed"]
     return [
         [
@@ -129,6 +130,17 @@ def acl_grants(topic_prefix: str) -> list[list[str]]:
             f"User:{KAFKA_REPLICATOR}",
             "--operation",
             "Read",
+            "--operation",
+            "Describe",
+            *topics,
+        ],
+        [
+            "--allow-principal",
+            f"User:{KAFKA_EXPIRY}",
+            "--operation",
+            "Read",
+            "--operation",
+            "Write",
             "--operation",
             "Describe",
             *topics,

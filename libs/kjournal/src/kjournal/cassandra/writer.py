@@ -12,7 +12,7 @@ than that goes alone. The writes of one wave never touch the same row twice (a s
 independent, and journals are disjoint), so the shared write timestamp of a CQL batch orders nothing
 that matters. CQL batches run concurrently through the driver's callback machinery
 (`execute_concurrent`, at most `concurrency` in flight); a failed CQL batch fails every journal in it.
-Head lookups are grouped the same way: one query reads the heads of up to `HEAD_LOOKUP_GROUP`
+Head lookups are grouped the same way: one query reads the heads of up to `metajournal.HEAD_LOOKUP_GROUP`
 journals (IN on both the bucket and the id). Every statement is an idempotent upsert or delete,
 so the driver may retry it. Synchronous on purpose: the replicator runs inside Spark tasks.
 
@@ -47,6 +47,7 @@ from kjournal.cassandra.spans import cql_span, statement_span
 from kjournal.cassandra.statements import conflicts, journal, metajournal, pointer2, quarantine
 from kjournal.fold.plan import (
     DeleteHead,
+    DeleteRow,
     DeleteRows,
     InsertHead,
     InsertRows,
@@ -63,7 +64,6 @@ from kjournal.spans import conventions as sem
 __all__ = [
     "DEFAULT_MAX_BATCH_BYTES",
     "DEFAULT_MAX_BATCH_STATEMENTS",
-    "HEAD_LOOKUP_GROUP",
     "CassandraReplicatedStore",
 ]
 
@@ -75,9 +75,6 @@ DEFAULT_MAX_BATCH_BYTES = 40 * 1024
 DEFAULT_MAX_BATCH_STATEMENTS = 64
 """Statements per CQL batch: enough to make the driver's per-request cost small, few enough that one
 coordinator's fan-out stays modest on a real cluster."""
-
-HEAD_LOOKUP_GROUP = 16
-"""Journals per head query; measured on the local node, larger groups gain nothing."""
 
 _SMALL_STATEMENT = 160  # a head or delete statement in a CQL batch, roughly
 
@@ -157,7 +154,7 @@ class CassandraReplicatedStore:
             self._session.execute(statement, execution_profile=WRITE_PROFILE)
 
     def heads(self, keys: Sequence[Key]) -> list[JournalHead | None]:
-        """Both bucket layouts of up to `HEAD_LOOKUP_GROUP` journals per query; the current wins."""
+        """Both bucket layouts of up to `metajournal.HEAD_LOOKUP_GROUP` journals per query; the current wins."""
         buckets = [
             (
                 metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version),
@@ -170,8 +167,8 @@ class CassandraReplicatedStore:
             by_topic.setdefault(key.topic, []).append(index)
         args = []
         for topic, indexes in by_topic.items():
-            for start in range(0, len(indexes), HEAD_LOOKUP_GROUP):
-                group = indexes[start : start + HEAD_LOOKUP_GROUP]
+            for start in range(0, len(indexes), metajournal.HEAD_LOOKUP_GROUP):
+                group = indexes[start : start + metajournal.HEAD_LOOKUP_GROUP]
                 segments = sorted({bucket for index in group for bucket in buckets[index]})
                 ids = list(dict.fromkeys(keys[index].id for index in group))
                 args.append((topic, segments, ids))
@@ -368,6 +365,9 @@ class CassandraReplicatedStore:
                 yield statement, _estimate(values)
         elif isinstance(write, DeleteRows):
             yield self._journal.bind_delete(key, write.segment, write.to), _SMALL_STATEMENT
+        elif isinstance(write, DeleteRow):
+            values = (key.id, key.topic, write.segment, write.seq_nr, write.timestamp)
+            yield self._journal.delete_row.bind(values), _SMALL_STATEMENT
         elif isinstance(write, InsertHead):
             # A new head always goes to the current layout, whatever held the previous one.
             current = metajournal_bucket(key.id, METAJOURNAL_BUCKETS, self._java_version)

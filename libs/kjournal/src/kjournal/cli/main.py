@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import nullcontext
+from importlib.metadata import entry_points
 
 from kjournal.cli import commands
 from kjournal.cli.tracing import traced
@@ -17,6 +18,12 @@ DEFAULT_WRITER_URL = "http://127.0.0.1:8081"
 DEFAULT_READER_URL = "http://127.0.0.1:8082"
 
 Command = Callable[[argparse.Namespace, Client], int]
+
+OPS_ENTRY_POINTS = "kjournal.ops"
+"""Where operators' commands that reach Kafka and Cassandra directly come from (`check`,
+`expire`): the replicator package (kjournal-replicator, in the replicator image) registers them.
+Each entry point is called with the subparsers and adds its commands, whose `run_local` default
+takes the parsed arguments alone (no HTTP client)."""
 
 
 def _journal(
@@ -143,11 +150,16 @@ def build_parser() -> argparse.ArgumentParser:
     replication = sub.add_parser("replication", help="show a topic's replication lag")
     replication.add_argument("topic")
     replication.set_defaults(run=commands.replication)
+    for entry in entry_points(group=OPS_ENTRY_POINTS):
+        entry.load()(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    run_local: Callable[[argparse.Namespace], int] | None = getattr(args, "run_local", None)
+    if run_local is not None:
+        return run_local(args)
     client = Client(args.writer, args.reader, timeout=args.timeout, token=args.token)
     try:
         with traced(args.command) if args.trace else nullcontext():

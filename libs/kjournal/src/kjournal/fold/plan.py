@@ -43,6 +43,18 @@ class DeleteRows:
 
 
 @dataclass(frozen=True, slots=True)
+class DeleteRow:
+    """Delete one `journal` row: seqNr `seq_nr` written at `timestamp` (its clustering key).
+
+    Never planned by the replicator: the check's repair removes rows the fold of Kafka does not
+    have with it (kjournal.check.repair)."""
+
+    segment: int
+    seq_nr: SeqNr
+    timestamp: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class InsertHead:
     head: JournalHead
     created: datetime
@@ -59,6 +71,7 @@ class UpdateHead:
     delete_to: SeqNr | None = None
     expiry: Expiry | None = None
     remove_expiry: bool = False
+    remove_delete_to: bool = False  # only the check's repair sets it (a delete_to never goes back)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +79,7 @@ class DeleteHead:
     pass
 
 
-Write: TypeAlias = InsertRows | DeleteRows | InsertHead | UpdateHead | DeleteHead
+Write: TypeAlias = InsertRows | DeleteRows | DeleteRow | InsertHead | UpdateHead | DeleteHead
 Step: TypeAlias = tuple[Write, ...]
 
 

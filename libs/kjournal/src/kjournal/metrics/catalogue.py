@@ -216,6 +216,53 @@ REPLICATOR_QUARANTINED_RECORDS = _counter(
     kind="poison, parked",
 )
 
+# --- expiry (kjournal_replicator.expiry: the periodic purge of expired journals) ---
+EXPIRY_JOURNALS_EXPIRED = _counter(
+    "kjournal_expiry_journals_expired_total",
+    "heads found whose expire_on date has come (before the checks that may skip them)",
+    "topic",
+    unit="journals",
+)
+EXPIRY_JOURNALS_PURGED = _counter(
+    "kjournal_expiry_journals_purged_total",
+    "purge actions produced for expired journals",
+    "topic",
+    unit="journals",
+)
+EXPIRY_JOURNALS_SKIPPED = _counter(
+    "kjournal_expiry_journals_skipped_total",
+    "expired journals left alone, by reason",
+    *("topic", "reason"),
+    unit="journals",
+    reason="gone, not-expired, appended, purge-pending, unreadable, limit",
+)
+EXPIRY_PURGE_RACES = _counter(
+    "kjournal_expiry_purge_races_total",
+    "appends that reached Kafka between a run's last look at a journal and its purge (purged with "
+    "it: alert on any)",
+    "topic",
+    unit="appends",
+)
+EXPIRY_RUN_SECONDS = _histogram(
+    "kjournal_expiry_run_seconds", "one expiry run over one topic", "topic"
+)
+
+# --- the check (kjournal_replicator.check: Cassandra compared with the fold of Kafka) ---
+CHECK_JOURNALS = _counter(
+    "kjournal_check_journals_total",
+    "journals the check looked at, by result",
+    *("topic", "result"),
+    unit="journals",
+    result="same, differs, unchecked, repaired",
+)
+CHECK_EVENTS = _counter(
+    "kjournal_check_events_total",
+    "events of the fold of Kafka compared with Cassandra's rows",
+    "topic",
+    unit="events",
+)
+CHECK_RUN_SECONDS = _histogram("kjournal_check_run_seconds", "one check run", "topic")
+
 CATALOGUE: Mapping[str, Metric] = {
     metric.name: metric for metric in globals().copy().values() if isinstance(metric, Metric)
 }

@@ -51,6 +51,7 @@ __all__ = [
     "SELECT_COLUMNS",
     "EventRowDecoder",
     "StoreStatements",
+    "delete_row_cql",
     "delete_segment_cql",
     "delete_segment_to_cql",
     "event_record_from_row",
@@ -132,6 +133,14 @@ def delete_segment_to_cql(tables: TableNames) -> str:
     return (
         f"DELETE FROM {tables.qualified(tables.journal)} "
         "WHERE id = ? AND topic = ? AND segment = ? AND seq_nr <= ?"
+    )
+
+
+def delete_row_cql(tables: TableNames) -> str:
+    """One row; binds (id, topic, segment, seq_nr, timestamp). The check's repair's alone."""
+    return (
+        f"DELETE FROM {tables.qualified(tables.journal)} "
+        "WHERE id = ? AND topic = ? AND segment = ? AND seq_nr = ? AND timestamp = ?"
     )
 
 
@@ -480,6 +489,7 @@ class StoreStatements:
     delete_segment: PreparedStatement
     delete_segment_to: PreparedStatement
     select: PreparedStatement
+    delete_row: PreparedStatement
 
     @classmethod
     def prepare(cls, prepare: Prepare, tables: TableNames) -> StoreStatements:
@@ -488,6 +498,7 @@ class StoreStatements:
             prepare(delete_segment_cql(tables)),
             prepare(delete_segment_to_cql(tables)),
             prepare(select_cql(tables)),
+            prepare(delete_row_cql(tables)),
         )
 
     def bind_delete(self, key: Key, segment: int, to: int | None) -> Statement:

@@ -28,18 +28,21 @@ from kjournal.model.head import MIN_SEGMENT_SIZE, Expiry, JournalHead
 __all__ = [
     "HEAD_COLUMNS",
     "HEAD_INSERT_COLUMNS",
+    "HEAD_LOOKUP_GROUP",
     "METAJOURNAL",
     "HeadUpdate",
     "StoreStatements",
     "delete_cql",
     "expire_after_from_duration",
     "expire_after_to_duration",
+    "expired_select_cql",
     "head_in_buckets_select_cql",
     "heads_select_cql",
     "ids_select_cql",
     "insert_cql",
     "journal_head_from_row",
     "journal_head_values",
+    "partitions_select_cql",
     "update_cql",
     "update_shapes",
 ]
@@ -159,6 +162,10 @@ HEAD_INSERT_COLUMNS: Final = (
 )
 
 
+HEAD_LOOKUP_GROUP = 16
+"""Journals per `heads_select_cql` query; measured on the local node, larger groups gain nothing."""
+
+
 def heads_select_cql(tables: TableNames) -> str:
     """Heads of many journals of one topic at once; binds (topic, [segments], [ids]).
 
@@ -185,18 +192,38 @@ def delete_cql(tables: TableNames) -> str:
     )
 
 
+def partitions_select_cql(tables: TableNames) -> str:
+    """Every (topic, bucket) partition of the table: one scan of partition keys, which tells the
+    buckets a topic uses without a query per bucket."""
+    return f"SELECT DISTINCT topic, segment FROM {tables.qualified(tables.metajournal)}"
+
+
 def ids_select_cql(tables: TableNames) -> str:
     """The ids of one bucket of a topic; binds (topic, segment)."""
     return f"SELECT id FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment = ?"
 
 
-# (seq_nr set, delete_to set, expiry: 0 untouched / 1 set / 2 removed)
-HeadUpdate = tuple[bool, bool, int]
+def expired_select_cql(tables: TableNames) -> str:
+    """The ids of a topic's journals whose head has one `expire_on` date, in either bucket layout;
+    binds (expire_on, topic).
+
+    Through the `expire_on` index (the one kafka-journal's `PurgeExpired` selects by), filtered
+    by topic: one query per date whatever the number of buckets.
+    """
+    return (
+        f"SELECT id FROM {tables.qualified(tables.metajournal)} "
+        "WHERE expire_on = ? AND topic = ? ALLOW FILTERING"
+    )
+
+
+# (seq_nr set, delete_to and expiry: 0 untouched / 1 set / 2 removed)
+HeadUpdate = tuple[bool, int, int]
 
 
 def update_shapes() -> list[HeadUpdate]:
-    """Every shape of head UPDATE (so a writer can prepare them all up front)."""
-    return list(itertools.product((False, True), (False, True), range(3)))
+    """Every shape of head UPDATE (so a writer can prepare them all up front). Removing delete_to
+    is the check's repair's alone (the replicator never moves it back)."""
+    return list(itertools.product((False, True), range(3), range(3)))
 
 
 def update_cql(tables: TableNames, shape: HeadUpdate) -> str:
@@ -206,8 +233,10 @@ def update_cql(tables: TableNames, shape: HeadUpdate) -> str:
     sets = ["partition = ?", "offset = ?", "updated = ?"]
     if seq:
         sets.append("seq_nr = ?")
-    if delete_to:
+    if delete_to == 1:
         sets.append("delete_to = ?")
+    elif delete_to == 2:
+        sets.append("delete_to = null")
     if expiry == 1:
         sets += ["expire_after = ?", "expire_on = ?"]
     elif expiry == 2:
@@ -245,7 +274,8 @@ class StoreStatements:
 
     def bind_update(self, key: Key, bucket: int, write: UpdateHead) -> Statement:
         expiry = 1 if write.expiry is not None else 2 if write.remove_expiry else 0
-        shape = (write.seq_nr is not None, write.delete_to is not None, expiry)
+        delete_to = 1 if write.delete_to is not None else 2 if write.remove_delete_to else 0
+        shape = (write.seq_nr is not None, delete_to, expiry)
         position = write.partition_offset
         values: list[Any] = [position.partition, position.offset, write.updated]
         if write.seq_nr is not None:

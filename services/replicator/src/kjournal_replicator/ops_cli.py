@@ -1,0 +1,42 @@
+"""The operators' commands this package adds to `kjournal` (entry point group `kjournal.ops`):
+`kjournal expire` and `kjournal check`, which reach Kafka and Cassandra directly with the
+`KJOURNAL_KAFKA__*` and `KJOURNAL_CASSANDRA__*` settings rather than the HTTP services."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kjournal_replicator.check import __main__ as check_command
+from kjournal_replicator.expiry import __main__ as expiry_command
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    expire = sub.add_parser(
+        "expire",
+        help="purge, through Kafka, the journals whose expire_on date has come",
+        description="Purge, through Kafka, the journals whose expire_on date has come "
+        "(docs/operations.md). Settings: KJOURNAL_KAFKA__*, KJOURNAL_CASSANDRA__*, "
+        "KJOURNAL_EXPIRY__*.",
+    )
+    expiry_command.add_arguments(expire)
+    expire.set_defaults(run_local=_local(expiry_command.run_command))
+    check = sub.add_parser(
+        "check",
+        help="compare Cassandra with the fold of Kafka's records, journal by journal (--repair)",
+        description="Compare Cassandra with the fold of what Kafka still holds, journal by "
+        "journal, as a Spark job (or --local); exit 1 when anything differs (docs/operations.md). "
+        "Settings: the replicator's KJOURNAL_KAFKA__*, KJOURNAL_CASSANDRA__*, KJOURNAL_SPARK__*.",
+    )
+    check_command.add_arguments(check)
+    check.set_defaults(run_local=_local(check_command.run_command))
+
+
+def _local(run: Any) -> Any:
+    def command(args: argparse.Namespace) -> int:
+        expiry_command.configure_stderr_logging()
+        return int(run(args))
+
+    return command
