@@ -65,6 +65,14 @@ async def _reads(
     return found
 
 
+def _id_in_partition(partition: int) -> str:
+    return next(
+        id
+        for id in (f"neighbour-{n}" for n in range(1000))
+        if partition_for(id.encode(), PARTITIONS) == partition
+    )
+
+
 def _seed_scala_head(session: Session, keyspace: str, key: Key, expire_on: date) -> None:
     """A head and its rows as kafka-journal's replicator leaves them in the old bucket layout."""
     record_id = uuid.uuid4()
@@ -114,9 +122,14 @@ def test_expired_journals_are_purged_through_kafka_and_others_are_not(
             for key, events, metadata in batches:
                 await journals.journal(key).produce(events, metadata)
 
+    # The seeded Scala head says it was replicated from a record of its partition at offset 0: a
+    # neighbour's record takes that offset, so the purge comes after it (a head's offset is the
+    # last record applied; a record at or below it is not applied again).
+    neighbour = Key(topic, _id_in_partition(partition_for(scala.id.encode(), PARTITIONS)))
     asyncio.run(
         write(
             [
+                (neighbour, _events(1, 1), None),
                 (short, _events(1, 3), SECOND),
                 (renewed, _events(1, 2), SECOND),
                 (forever, _events(1, 2), None),

@@ -27,6 +27,7 @@ KEY = re.compile(r"kjournal(\.[a-z_]+)+")
 NOT_ATTRIBUTES = {
     "kjournal.grant": "the ASGI scope's key of a verified token (kjournal_service/auth)",
     "kjournal.yaml": "a file of the plain manifests (k8s/)",
+    "kjournal.ops": "the entry-point group of the operators' commands (kjournal/cli/main.py)",
 }
 # The calls whose first argument is a span's name (cql_span's is the CQL operation: its name is
 # the catalogue's cql_span(operation, table)).
