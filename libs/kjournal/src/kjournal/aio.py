@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Self
 
 __all__ = ["AsyncResource", "cancel_and_wait"]
 
 
+_RECANCEL_S = 0.1
+
+
 async def cancel_and_wait(task: asyncio.Task[None] | None) -> None:
-    """Cancel a background task and wait until it has ended (no-op for None)."""
+    """Cancel a background task and wait until it has ended (no-op for None); an error it ended
+    with is raised.
+
+    A task that swallows the cancellation is cancelled again until it ends: libraries do swallow
+    it (aiokafka's `AIOKafkaConsumer.stop` awaits its fetch task under
+    `suppress(CancelledError)`, so a task cancelled while stopping a consumer carries on)."""
     if task is None:
         return
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=_RECANCEL_S)
+    if not task.cancelled():
+        task.result()
 
 
 class AsyncResource:

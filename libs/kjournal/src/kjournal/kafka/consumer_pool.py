@@ -39,6 +39,7 @@ class ConsumerPool(AsyncResource):
         # tracks the asked topic answers without a metadata request
         self._idle: list[tuple[AIOKafkaConsumer, float, str | None]] = []
         self._reaper: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
         self._closed = False
 
     async def open(self) -> None:
@@ -46,7 +47,12 @@ class ConsumerPool(AsyncResource):
 
     async def close(self) -> None:
         self._closed = True
-        await cancel_and_wait(self._reaper)
+        # The reaper is told, not cancelled: a cancel that lands while it stops a consumer is
+        # swallowed by aiokafka and would leave the consumer half stopped.
+        self._closing.set()
+        if self._reaper is not None:
+            await asyncio.wait({self._reaper})
+            await cancel_and_wait(self._reaper)  # its error, if it ended with one
         idle, self._idle = self._idle, []
         for consumer, _, _ in idle:
             await consumer.stop()
@@ -129,7 +135,10 @@ class ConsumerPool(AsyncResource):
     async def _reap_idle(self) -> None:
         interval = min(self._settings.idle_timeout_s / 2, 5.0)
         while True:
-            await asyncio.sleep(interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), interval)
+            if self._closing.is_set():
+                return
             cutoff = time.monotonic() - self._settings.idle_timeout_s
             stale = [entry for entry in self._idle if entry[1] < cutoff]
             self._idle = [entry for entry in self._idle if entry[1] >= cutoff]
