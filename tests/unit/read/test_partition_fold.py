@@ -14,18 +14,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kjournal.fold.head_info import HeadInfo
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import ActionRecord, Key
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.read.bootstrap import start_of
 from kjournal.read.fates import FateKind
+from kjournal.read.journal_entry import Base
 from kjournal.read.partition_fold import PartitionFold, PayloadBudget, Pending
 from kjournal.read.records import Poison, decoded
+from kjournal.read.tail import Tail
 
-from tests.support.histories import TOPIC, Op, d, judge, log_of, replicate
+from tests.support.histories import TOPIC, Op, a, d, judge, log_of, replicate
 
 KEYS = [Key(TOPIC, "a"), Key(TOPIC, "b"), Key(TOPIC, "c")]
 
@@ -76,7 +80,6 @@ class _Run:
         if fold.position + 1 < self.produced:
             fold.consume(self.records[fold.position + 1])
             fold.new_pending.clear()
-            fold.overlaps.clear()
 
     def replicate(self, upto: int) -> None:
         if self.produced:
@@ -269,3 +272,39 @@ def test_a_journal_quarantined_in_cassandra_has_its_records_before_the_poison_de
     assert run.fold.fates[0].kind is FateKind.NOTHING
     assert run.fold.fates[1].kind is FateKind.PARKED
     _check(run, ops, every_record=True)
+
+
+def test_resends_of_one_append_are_kept_for_comparison_without_folding_the_tail_each_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client resending one append many times: each resend is an OVERLAP whose comparison
+    waits until its outcome is asked. Consuming them folds nothing again (folding the journal's
+    tail per resend made the fold quadratic: a reader stalled for a minute on 5,000 of them),
+    and what each resend met is still there when asked: the journal at seqNr 1, the resends
+    before it dropped."""
+    resends = 300
+    ops = [a(1)] + [a(1)] * resends
+    run = _Run(ops, 0, 1)
+    folded: list[int] = []
+    real = PartitionFold.head_info
+
+    def counting(base: Base, tail: Tail) -> HeadInfo:
+        folded.append(len(tail.actions))
+        return real(base, tail)
+
+    monkeypatch.setattr(PartitionFold, "head_info", staticmethod(counting))
+    for _ in ops:
+        run.produce()
+    run.drain()
+    assert folded == []
+    assert all(run.fold.fates[offset].kind is FateKind.OVERLAP for offset in range(1, resends + 1))
+    overlap = run.fold.overlap(resends)
+    assert overlap is not None
+    met = overlap.before()
+    assert met is not None
+    before, info = met
+    assert [record.offset for record in before.actions] == list(range(resends))
+    assert info.seq_nr == 1
+    assert info.dropped == tuple(range(1, resends))
+    run.fold.compared(resends)
+    assert run.fold.overlap(resends) is None

@@ -142,8 +142,14 @@ def fold_onto(
     """Fold `tail` onto a journal at (seq_nr, delete_to) that holds its records up to offset
     `covered` (seq_nr None: no journal)."""
     info = HeadInfo() if seq_nr is None else HeadInfo(seq_nr, delete_to, delete_to or 0)
+    # The dropped offsets are gathered apart: `apply` copies the tuple, which over a long tail
+    # of dropped appends (a client resending one append) would make the fold quadratic.
+    dropped: list[int] = []
     for record in tail:
         if record.offset <= covered:
             continue  # already in the head
         info = info.apply(record)
-    return info
+        if info.dropped:
+            dropped.extend(info.dropped)
+            info = replace(info, dropped=())
+    return replace(info, dropped=tuple(dropped)) if dropped else info

@@ -41,7 +41,7 @@ from kjournal.ports import EventualReader
 from kjournal.read.bootstrap import start_of
 from kjournal.read.fates import Fate, Lookup
 from kjournal.read.journal_entry import JournalEntry
-from kjournal.read.partition_fold import Overlap, PartitionFold, PayloadBudget
+from kjournal.read.partition_fold import PartitionFold, PayloadBudget
 from kjournal.read.records import Poison, decoded
 from kjournal.read.settings import FoldSettings
 from kjournal.spans import untraced
@@ -311,10 +311,6 @@ class _TopicFolds:
             if not future.done():
                 future.set_result(None)
         fold.decided.clear()
-        if fold.overlaps:
-            overlaps, fold.overlaps = fold.overlaps, []
-            for overlap in overlaps:
-                self._owner.classify(self.topic, partition, overlap)
         if fold.new_pending:
             fold.new_pending.clear()
             self._want_start(partition)
@@ -442,10 +438,7 @@ class _TopicFolds:
 
 
 class Follower:
-    """The folds of every journal topic this process is asked about; open with `async with`.
-
-    `classify` receives each dropped append over seqNrs its journal held, to be compared off the
-    fold's path (read/outcome.py registers it)."""
+    """The folds of every journal topic this process is asked about; open with `async with`."""
 
     def __init__(
         self,
@@ -463,7 +456,6 @@ class Follower:
         self.wait_timeout_s = settings.wait_timeout_s
         self.budget = PayloadBudget(settings.payload_budget_bytes)
         self.ends = EndOffsets(source.end_offsets)
-        self.classify: Callable[[str, int, Overlap], None] = lambda topic, partition, overlap: None
         self._topics: dict[str, _TopicFolds] = {}
         self._janitor: asyncio.Task[None] | None = None
 

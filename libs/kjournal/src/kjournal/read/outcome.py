@@ -7,8 +7,9 @@ The writer produces an append, then asks for its outcome before it answers (docs
 record's fate when it consumed it; the question waits until the fold has passed the offset and
 looks the fate up. A dropped append over seqNrs its journal held is compared with the journal's
 events as the append met them (its events, and theirs: from the fold's memory, Kafka or
-Cassandra) as soon as the fold meets it, off the fold's path: identical is a replay (the answer
-names the copy readers return), else a refusal (it had a condition) or a conflict.
+Cassandra) when its outcome is first asked, off the fold's path: identical is a replay (the
+answer names the copy readers return), else a refusal (it had a condition) or a conflict. Once
+replication has trimmed what the append met from the fold, the slow path answers it.
 
 **Scanned** (the slow path, `scanned_outcome`): for a record the fold cannot tell (replicated
 before the fold knew its journal, before the fold's start, past what it remembers, or while the
@@ -88,10 +89,7 @@ class LocalOutcomes:
     def __init__(self, reader: JournalReader, wait_s: float = 5.0) -> None:
         self._reader = reader
         self._wait_s = wait_s
-        self._checks: dict[tuple[str, int, int], asyncio.Task[Fate]] = {}
-        follower = reader.follower
-        if follower is not None:
-            follower.classify = self._check_overlap
+        self._checks: dict[tuple[str, int, int], asyncio.Task[Fate | None]] = {}
 
     async def outcome(self, key: Key, offset: int) -> AppendOutcome:
         reader = self._reader
@@ -99,11 +97,12 @@ class LocalOutcomes:
         if follower is None:
             return await scanned_outcome(reader, key, offset)
         partition = await reader.partition(key)
+        found: Fate | Lookup | None
         try:
             async with asyncio.timeout(self._wait_s):
                 found = await follower.fate(key, partition, offset)
                 if isinstance(found, Fate) and found.kind is FateKind.OVERLAP:
-                    found = await self._checked(key.topic, partition, found)
+                    found = await self._compared(key, partition, found)
         except (FoldUnavailable, TimeoutError):
             found = None
         if found is Lookup.NO_RECORD:
@@ -112,7 +111,7 @@ class LocalOutcomes:
                 f"offset {offset} of partition {partition} of topic {key.topic} holds no "
                 f"append of journal {key} (or no record yet)"
             )
-        if not isinstance(found, Fate) or found.kind is FateKind.UNKNOWN:
+        if not isinstance(found, Fate) or found.kind in (FateKind.UNKNOWN, FateKind.OVERLAP):
             self._answered(key, "scanned")
             return await scanned_outcome(reader, key, offset)
         self._answered(key, "fold")
@@ -139,27 +138,42 @@ class LocalOutcomes:
             return None
         return _answer(key, partition, found)
 
-    async def _checked(self, topic: str, partition: int, fate: Fate) -> Fate:
-        task = self._checks.get((topic, partition, fate.offset))
-        if task is None:  # checked already: the fate holds the answer
-            return fate
+    async def _compared(self, key: Key, partition: int, fate: Fate) -> Fate | None:
+        """The fate of a dropped append over seqNrs its journal held, once compared (the first
+        question starts the comparison, later ones share it); None when the fold no longer
+        holds what the append met (the slow path answers then)."""
+        at = (key.topic, partition, fate.offset)
+        task = self._checks.get(at)
+        if task is None:
+            follower = self._reader.follower
+            folds = follower.following(key.topic) if follower is not None else None
+            if folds is None:
+                return None
+            fold = folds.fold(partition)
+            overlap = fold.overlap(fate.offset)
+            if overlap is None:
+                return None if fate.kind is FateKind.OVERLAP else fate
+            task = asyncio.get_running_loop().create_task(
+                self._compare_overlap(key, partition, overlap)
+            )
+            self._checks[at] = task
+
+            def done(_: asyncio.Task[Fate | None]) -> None:
+                self._checks.pop(at, None)
+                fold.compared(fate.offset)  # decided, or never decidable from the fold again
+
+            task.add_done_callback(done)
         return await asyncio.shield(task)
 
-    def _check_overlap(self, topic: str, partition: int, overlap: Overlap) -> None:
-        """Compare a dropped append over seqNrs its journal held with what the journal held
-        (the fold met it now), and give its fate the answer."""
-        key = (topic, partition, overlap.fate.offset)
-        task = asyncio.get_running_loop().create_task(
-            self._compare_overlap(Key(topic, overlap.fate.id), partition, overlap)
-        )
-        self._checks[key] = task
-        task.add_done_callback(lambda _: self._checks.pop(key, None))
-
-    async def _compare_overlap(self, key: Key, partition: int, overlap: Overlap) -> Fate:
+    async def _compare_overlap(self, key: Key, partition: int, overlap: Overlap) -> Fate | None:
         reader = self._reader
         fate, record = overlap.fate, overlap.record
         append = record.action
         assert isinstance(append, Append)
+        met = overlap.before()
+        if met is None:
+            return None
+        before, info = met
         candidate = await _events_of(reader, key, partition, record)
         entry = overlap.entry
         if overlap.base.seq_nr is not None:
@@ -169,10 +183,10 @@ class LocalOutcomes:
             key,
             partition,
             fate.offset,
-            overlap.before.start - 1,
+            before.start - 1,
             head,
-            overlap.before,
-            overlap.info,
+            before,
+            info,
             rows_before=fate.offset,
         )
         identical, kept = await _compare(reader, view, candidate)

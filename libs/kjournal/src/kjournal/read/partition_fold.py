@@ -67,15 +67,35 @@ class Pending:
 
 @dataclass(frozen=True, slots=True)
 class Overlap:
-    """A dropped append over seqNrs its journal held: the journal as it met the append, so that
-    its events can be compared with the append's off the fold's path."""
+    """A dropped append over seqNrs its journal held, kept so that its events can be compared
+    with the journal's when its outcome is asked (off the fold's path, and only then: a client
+    resending one append thousands of times must not cost the fold a pass over the journal's
+    tail each time).
+
+    What the append met is the entry's base and the first `tail_count` records of its tail,
+    ending with `last_before`; `before` gives them while the entry still holds them."""
 
     fate: Fate
     record: ActionRecord  # the append, payload included
-    before: Tail  # the journal's tail before it
     base: Base
     entry: JournalEntry  # for the head's metadata, read if Cassandra's rows are needed
-    info: HeadInfo  # the journal as the append met it
+    tail_count: int
+    last_before: ActionRecord | None
+
+    def before(self) -> tuple[Tail, HeadInfo] | None:
+        """The journal's tail before the append and the journal as the append met it; None
+        once the entry no longer holds them (replicated and trimmed, or started anew)."""
+        entry, count = self.entry, self.tail_count
+        tail = entry.tail
+        if entry.base is not self.base or len(tail) < count:
+            return None
+        if count and tail[count - 1] is not self.last_before:
+            return None
+        before = _with_payloads_from(
+            Tail(self.base.offset + 1, self.record.offset, tuple(tail[:count])),
+            entry.payloads_from,
+        )
+        return before, PartitionFold.head_info(self.base, before)
 
 
 _NO_TIMESTAMP = datetime.min
@@ -119,7 +139,7 @@ class PartitionFold:
         # drained by the follower after each batch
         self.decided: list[Fate] = []
         self.new_pending: list[str] = []
-        self.overlaps: list[Overlap] = []
+        self._overlaps: dict[int, Overlap] = {}  # offset → an OVERLAP fate's, until compared
 
     # Consuming
 
@@ -248,13 +268,13 @@ class PartitionFold:
             return
         if met is not None and last <= met:
             # Over seqNrs the journal holds: a retry is a replay, only comparing tells.
-            before = Tail(entry.base.offset + 1, record.offset, tuple(entry.tail))
-            before = _with_payloads_from(before, entry.payloads_from)
             fate = Fate(
                 entry.id, record.offset, FateKind.OVERLAP, append.timestamp, met, header.expect
             )
-            info = self.head_info(entry.base, before)
-            self.overlaps.append(Overlap(fate, record, before, entry.base, entry, info))
+            tail = entry.tail
+            self._overlaps[record.offset] = Overlap(
+                fate, record, entry.base, entry, len(tail), tail[-1] if tail else None
+            )
         else:
             kind = DROPPED_KINDS[dropped_kind(False, header.expect, first, met)]
             fate = Fate(entry.id, record.offset, kind, append.timestamp, met or 0, header.expect)
@@ -298,6 +318,7 @@ class PartitionFold:
         self.fates[fate.offset] = fate
         if len(self.fates) > self._max_fates:
             offset, _ = self.fates.popitem(last=False)
+            self._overlaps.pop(offset, None)
             self.fates_from = offset + 1
         self.decided.append(fate)
 
@@ -433,9 +454,18 @@ class PartitionFold:
             self._budget.give_back(pending.payload_bytes)
         self.journals.clear()
         self.pending.clear()
+        self._overlaps.clear()
         self._pending_records = 0
 
     # Looking up
+
+    def overlap(self, offset: int) -> Overlap | None:
+        """The dropped append at `offset` whose fate is OVERLAP, while it is not compared (the
+        comparison takes it: `compared`)."""
+        return self._overlaps.get(offset)
+
+    def compared(self, offset: int) -> None:
+        self._overlaps.pop(offset, None)
 
     def fate(self, offset: int) -> Fate | Lookup:
         if offset > self.position:
