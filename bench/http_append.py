@@ -344,6 +344,9 @@ def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Na
     logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     with ExitStack() as stack:
         topic = stack.enter_context(bench_topic(kafka.bootstrap_servers, args.partitions))
+        # The raw producer's records go to a topic of their own: the reader folds every record of
+        # the writers' topic, and its CPU per outcome is the writers' appends' alone.
+        raw_topic = stack.enter_context(bench_topic(kafka.bootstrap_servers, args.partitions))
         # The reader samples as the chart does by default whenever the writers' tracing is set
         # (a parent-based sampler then follows each writer's decision for its questions).
         reader_tracing = tracing_env("default") if modes else {}
@@ -391,7 +394,12 @@ def _compare_with_raw(kafka: KafkaSettings, levels: list[int], args: argparse.Na
                     cpu.setdefault((level, mode), []).append(writer_cpu / max(1, http.count))
                     raw = run(
                         raw_level(
-                            kafka, topic, args.partitions, level, args.seconds, args.payload_bytes
+                            kafka,
+                            raw_topic,
+                            args.partitions,
+                            level,
+                            args.seconds,
+                            args.payload_bytes,
                         )
                     )
                     label = f"{level:>4}" + (f" {mode[:3]:<3}" if mode else "")
