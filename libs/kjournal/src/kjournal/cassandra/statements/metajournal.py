@@ -8,6 +8,7 @@ buckets) or the old one (100).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Final
@@ -37,6 +38,7 @@ __all__ = [
     "expire_after_to_duration",
     "expired_select_cql",
     "head_in_buckets_select_cql",
+    "heads_select_args",
     "heads_select_cql",
     "ids_select_cql",
     "insert_cql",
@@ -175,6 +177,24 @@ def heads_select_cql(tables: TableNames) -> str:
         f"SELECT segment, id, {', '.join(HEAD_COLUMNS)} "
         f"FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment IN ? AND id IN ?"
     )
+
+
+def heads_select_args(
+    keys: Sequence[Key], buckets: Sequence[Collection[int]]
+) -> list[tuple[str, list[int], list[str]]]:
+    """`heads_select_cql`'s bind values for the heads of `keys`, each looked for in its
+    `buckets`: one query per topic and `HEAD_LOOKUP_GROUP` journals, each bucket and id once."""
+    by_topic: dict[str, list[int]] = {}
+    for index, key in enumerate(keys):
+        by_topic.setdefault(key.topic, []).append(index)
+    args = []
+    for topic, indexes in by_topic.items():
+        for start in range(0, len(indexes), HEAD_LOOKUP_GROUP):
+            group = indexes[start : start + HEAD_LOOKUP_GROUP]
+            segments = sorted({bucket for index in group for bucket in buckets[index]})
+            ids = list(dict.fromkeys(keys[index].id for index in group))
+            args.append((topic, segments, ids))
+    return args
 
 
 def insert_cql(tables: TableNames) -> str:
