@@ -9,6 +9,7 @@ from typing import Any
 
 from kjournal_replicator.check import __main__ as check_command
 from kjournal_replicator.expiry import __main__ as expiry_command
+from kjournal_replicator.ops_command import configure_stderr_logging
 
 __all__ = ["register"]
 
@@ -36,7 +37,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def _local(run: Any) -> Any:
     def command(args: argparse.Namespace) -> int:
-        expiry_command.configure_stderr_logging()
+        configure_stderr_logging()
         return int(run(args))
 
     return command
