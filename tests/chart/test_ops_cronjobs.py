@@ -12,7 +12,7 @@ import pytest
 import yaml
 from kjournal_dev.errors import DevError
 
-from tests.chart.conftest import CHART, Render, by_kind, env_of
+from tests.chart.conftest import CHART, Render, by_kind, egress_ports, env_of, pod_peers
 
 OPERATIONS = [CHART / "ci/operations-values.yaml"]
 
@@ -20,20 +20,6 @@ OPERATIONS = [CHART / "ci/operations-values.yaml"]
 def _pod(cron_job: dict[str, Any]) -> dict[str, Any]:
     spec: dict[str, Any] = cron_job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     return spec
-
-
-def _egress_ports(policy: dict[str, Any]) -> set[int]:
-    return {port["port"] for rule in policy["spec"]["egress"] for port in rule.get("ports", [])}
-
-
-def _pod_peers(rules: list[dict[str, Any]], direction: str) -> set[str]:
-    return {
-        peer["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
-        for rule in rules
-        for peer in rule.get(direction, [])
-        if "podSelector" in peer
-        and "namespaceSelector" not in peer  # DNS: kube-dns in its own namespace
-    }
 
 
 def test_no_cronjob_unless_asked(render: Render) -> None:
@@ -172,19 +158,19 @@ def test_network_policies_give_each_job_what_it_reaches(render: Render) -> None:
     policies = by_kind(render(OPERATIONS), "NetworkPolicy")
     dns, kafka, cassandra, api, pushgateway = {53}, {9093}, {9042}, {443, 6443}, {9091}
     expiry = policies["kj-kjournal-expiry"]
-    assert _egress_ports(expiry) == dns | kafka | cassandra | pushgateway
+    assert egress_ports(expiry) == dns | kafka | cassandra | pushgateway
     assert expiry["spec"]["policyTypes"] == ["Ingress", "Egress"]
     assert "ingress" not in expiry["spec"]  # nothing reaches it
     driver = policies["kj-kjournal-check"]["spec"]
     executor = policies["kj-kjournal-check-executor"]["spec"]
-    assert _egress_ports(policies["kj-kjournal-check"]) == (
+    assert egress_ports(policies["kj-kjournal-check"]) == (
         dns | kafka | cassandra | api | pushgateway
     )
-    assert _egress_ports(policies["kj-kjournal-check-executor"]) == dns | kafka | cassandra
-    assert _pod_peers(driver["ingress"], "from") == {"check-executor"}
-    assert _pod_peers(driver["egress"], "to") == {"check-executor"}
-    assert _pod_peers(executor["ingress"], "from") == {"check", "check-executor"}
-    assert _pod_peers(executor["egress"], "to") == {"check", "check-executor"}
+    assert egress_ports(policies["kj-kjournal-check-executor"]) == dns | kafka | cassandra
+    assert pod_peers(driver["ingress"], "from") == {"check-executor"}
+    assert pod_peers(driver["egress"], "to") == {"check-executor"}
+    assert pod_peers(executor["ingress"], "from") == {"check", "check-executor"}
+    assert pod_peers(executor["egress"], "to") == {"check", "check-executor"}
 
 
 @pytest.mark.parametrize(
