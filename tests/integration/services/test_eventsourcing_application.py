@@ -40,31 +40,21 @@ from eventsourcing.tests.persistence import (
 from eventsourcing.utils import Environment
 from kjournal.client import Client
 from kjournal.model import Key
-from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.topics import create_topic, delete_topics
 from kjournal_eventsourcing import Factory, KJournalAggregateRecorder, KJournalApplicationRecorder
 from kjournal_eventsourcing.notification_ids import IDS_PER_RECORD
 
-from tests.integration.services.conftest import kafka_settings, reader_link
-from tests.integration.services.support import RunningService, start_service, wait_for_topic
+from tests.integration.services.conftest import WriterStarter
+from tests.integration.services.support import RunningService, wait_for_topic
 from tests.support.platform import unique_name
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 
 
 @pytest.fixture(scope="module")
-def es_writer(
-    platform: Endpoints, reader: RunningService, service_logs: Path
-) -> Iterator[RunningService]:
+def es_writer(start_writer: WriterStarter) -> RunningService:
     """A writer with kjournal's default limits (the session's writer has small test limits)."""
-    service = start_service(
-        "kjournal_writer",
-        {**kafka_settings(platform), **reader_link(reader)},
-        service_logs,
-        ready_path="/readyz",
-    )
-    yield service
-    assert service.stop(), service.log()
+    return start_writer()
 
 
 @pytest.fixture
