@@ -24,7 +24,7 @@ from kjournal_dev.security.credentials import (
 from kjournal_writer.settings import Settings as WriterSettings
 
 from tests.security.conftest import KEYSPACE, SecuredPlatform
-from tests.support.reports import add_session_report
+from tests.support.reports import reported_table
 
 pytestmark = [pytest.mark.security]
 
@@ -46,11 +46,7 @@ SCHEMA_CHANGES = {
 
 @pytest.fixture(scope="module")
 def observed(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
-    seen: dict[str, str] = {}
-    yield seen
-    if seen:
-        lines = [f"{what:<44} {error}" for what, error in seen.items()]
-        add_session_report(pytestconfig, "Cassandra role denials (real node)", "\n".join(lines))
+    yield from reported_table(pytestconfig, "Cassandra role denials (real node)", 44)
 
 
 def _session(secured: SecuredPlatform, role: str) -> Session:

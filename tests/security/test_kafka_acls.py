@@ -24,7 +24,7 @@ from kjournal_dev.security.credentials import (
 from pydantic import SecretStr
 
 from tests.security.conftest import TOPIC, SecuredPlatform
-from tests.support.reports import add_session_report
+from tests.support.reports import reported_table
 
 pytestmark = [pytest.mark.security]
 
@@ -34,11 +34,7 @@ PROBE_KEY = b"acl-probe"
 @pytest.fixture(scope="module")
 def observed(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
     """What each refused call raised, reported at the end of the session."""
-    seen: dict[str, str] = {}
-    yield seen
-    if seen:
-        lines = [f"{what:<58} {error}" for what, error in seen.items()]
-        add_session_report(pytestconfig, "Kafka ACL denials (real broker)", "\n".join(lines))
+    yield from reported_table(pytestconfig, "Kafka ACL denials (real broker)", 58)
 
 
 def _options(secured: SecuredPlatform, principal: str, password: str | None = None) -> Any:
