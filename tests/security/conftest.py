@@ -6,11 +6,14 @@ package (`kjournal-dev up --secure` does the same for a developer) and taken dow
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Platform
 from kjournal_dev.security.credentials import Credentials
@@ -20,14 +23,30 @@ from tests.support.platform import OwnPlatform, own_platform_config
 from tests.support.reports import add_session_report
 
 TOPIC = "journal_sec"
+PARTITIONS = 4
 KEYSPACE = "journal_sec"
 
 
 def secure_config(state_dir: Path) -> DevConfig:
     """The suite's own ports, state, topic and keyspace, secured."""
     return own_platform_config(
-        state_dir, topics=(TOPIC,), partitions=4, keyspace=KEYSPACE, secure=True
+        state_dir, topics=(TOPIC,), partitions=PARTITIONS, keyspace=KEYSPACE, secure=True
     )
+
+
+@asynccontextmanager
+async def topic_from_the_start(options: Mapping[str, Any]) -> AsyncIterator[AIOKafkaConsumer]:
+    """A consumer with `options` (aiokafka's), no group, at offset 0 of every partition of TOPIC."""
+    consumer = AIOKafkaConsumer(**options, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
+        consumer.assign(partitions)
+        for partition in partitions:
+            consumer.seek(partition, 0)
+        yield consumer
+    finally:
+        await consumer.stop()
 
 
 @dataclass

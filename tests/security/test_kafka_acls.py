@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
 from kjournal.errors import CredentialsRefused
@@ -23,7 +23,7 @@ from kjournal_dev.security.credentials import (
 )
 from pydantic import SecretStr
 
-from tests.security.conftest import TOPIC, SecuredPlatform
+from tests.security.conftest import TOPIC, SecuredPlatform, topic_from_the_start
 from tests.support.reports import reported_table
 
 pytestmark = [pytest.mark.security]
@@ -57,17 +57,9 @@ async def _produce(options: Any) -> None:
 
 
 async def _consume(options: Any) -> int:
-    consumer = AIOKafkaConsumer(**options, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        partitions = [TopicPartition(TOPIC, p) for p in range(4)]
-        consumer.assign(partitions)
-        for partition in partitions:
-            consumer.seek(partition, 0)
+    async with topic_from_the_start(options) as consumer:
         batches = await consumer.getmany(timeout_ms=5000)
-        return sum(len(records) for records in batches.values())
-    finally:
-        await consumer.stop()
+    return sum(len(records) for records in batches.values())
 
 
 async def _admin(options: Any, call: Callable[[AIOKafkaAdminClient], Awaitable[Any]]) -> Any:
