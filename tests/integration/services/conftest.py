@@ -116,18 +116,20 @@ def second_writer(
     yield from _writer(platform, reader, service_logs)
 
 
+def reader_of(platform: Endpoints, keyspace: str, logs: Path) -> Iterator[RunningService]:
+    """For a fixture: a reader of `keyspace`, which must shut down gracefully afterwards."""
+    service = start_service(
+        "kjournal_reader", reader_settings(platform, keyspace), logs, ready_path="/readyz"
+    )
+    yield service
+    assert service.stop(), service.log()
+
+
 @pytest.fixture(scope="session")
 def reader(
     platform: Endpoints, services_keyspace: str, service_logs: Path
 ) -> Iterator[RunningService]:
-    service = start_service(
-        "kjournal_reader",
-        reader_settings(platform, services_keyspace),
-        service_logs,
-        ready_path="/readyz",
-    )
-    yield service
-    assert service.stop(), service.log()
+    yield from reader_of(platform, services_keyspace, service_logs)
 
 
 @pytest.fixture
