@@ -29,19 +29,17 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Endpoints, Platform
-from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.platform.topics import delete_topics
 
 from bench._host import cpu_model, load_average
 from bench._replicator import ReplicatorTarget, target_env
@@ -51,6 +49,7 @@ from bench.replication_spark import (
     PointerPoller,
     append_all,
     catch_up,
+    fresh_keyspace_and_topic,
     start_replicator,
     stop,
 )
@@ -89,10 +88,7 @@ def _check(
 
 
 async def run(endpoints: Endpoints, session: Session, params: Parameters, local_too: bool) -> None:
-    keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
-    topic = f"kjbench_{uuid.uuid4().hex[:10]}"
-    migrate(session, CassandraSettings(keyspace=keyspace))
-    await create_topic(endpoints.kafka_bootstrap, topic, PARTITIONS)
+    keyspace, topic = await fresh_keyspace_and_topic(endpoints, session)
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-check-"))
     poller = PointerPoller(session, keyspace, topic)
     kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)

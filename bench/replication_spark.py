@@ -336,12 +336,19 @@ async def latency(
     )
 
 
-async def run(endpoints: Endpoints, session: Session, params: Parameters) -> None:
+async def fresh_keyspace_and_topic(endpoints: Endpoints, session: Session) -> tuple[str, str]:
+    """A migrated keyspace and a topic of PARTITIONS of the bench's own (the caller drops and
+    deletes them)."""
     keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
     # Outside the default topic pattern (journal.*): a running dev replicator must not take it.
     topic = f"kjbench_{uuid.uuid4().hex[:10]}"
     migrate(session, CassandraSettings(keyspace=keyspace))
     await create_topic(endpoints.kafka_bootstrap, topic, PARTITIONS)
+    return keyspace, topic
+
+
+async def run(endpoints: Endpoints, session: Session, params: Parameters) -> None:
+    keyspace, topic = await fresh_keyspace_and_topic(endpoints, session)
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     poller = PointerPoller(session, keyspace, topic)
     kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
