@@ -5,7 +5,6 @@ package (`kjournal-dev up --secure` does the same for a developer) and taken dow
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -15,12 +14,10 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform.lifecycle import Platform
 from kjournal_dev.security.credentials import Credentials
 from kjournal_dev.security.tokens import DevIssuer
 
-from tests.support.platform import OwnPlatform, own_platform_config
-from tests.support.reports import add_session_report
+from tests.support.platform import OwnPlatform, own_platform, own_platform_config
 
 TOPIC = "journal_sec"
 PARTITIONS = 4
@@ -59,18 +56,9 @@ class SecuredPlatform(OwnPlatform):
 def secured(
     tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
 ) -> Iterator[SecuredPlatform]:
-    platform = Platform(secure_config(tmp_path_factory.mktemp("secured-state")))
-    try:
-        endpoints = platform.up(with_services=True)
+    config = secure_config(tmp_path_factory.mktemp("secured-state"))
+    with own_platform(config, pytestconfig, "security", "secured platform logs") as running:
+        platform, endpoints = running
         credentials = Credentials.load(platform.config.credentials_file)
         assert credentials is not None
         yield SecuredPlatform(platform, endpoints, credentials, DevIssuer(platform.config.auth_dir))
-    finally:
-        kept = platform.config.cache_dir / "test-logs" / "security"  # outlives pytest's tmp dirs
-        shutil.rmtree(kept, ignore_errors=True)
-        kept.mkdir(parents=True)
-        for component in platform.status():
-            if component.log_file != "-":
-                shutil.copy(component.log_file, kept / Path(component.log_file).name)
-        add_session_report(pytestconfig, "secured platform logs", f"every component's log: {kept}")
-        platform.down()
