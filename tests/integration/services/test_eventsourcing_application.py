@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any, ClassVar
 from uuid import uuid4
@@ -85,11 +86,10 @@ class _OnKJournal:
     @pytest.fixture(autouse=True)
     def _platform(self, app_env: dict[str, str]) -> Iterator[None]:
         self.env = Environment(env=app_env)
-        factory = InfrastructureFactory.construct(self.env)
-        assert isinstance(factory, Factory)
-        self.factory = factory
-        yield
-        factory.close()
+        with closing(InfrastructureFactory.construct(self.env)) as factory:
+            assert isinstance(factory, Factory)
+            self.factory = factory
+            yield
 
     def create_recorder(self) -> KJournalApplicationRecorder:
         recorder = self.factory.application_recorder()
@@ -235,18 +235,18 @@ class TestKJournalInfrastructureFactory(_OnKJournal, InfrastructureFactoryTestCa
 
 
 def test_a_topic_with_several_partitions_is_refused(app_env: dict[str, str], topic: str) -> None:
-    factory = InfrastructureFactory.construct({**app_env, "KJOURNAL_TOPIC": topic})
-    with pytest.raises(InfrastructureFactoryError, match="has 4 partitions"):
+    env = {**app_env, "KJOURNAL_TOPIC": topic}
+    refused = pytest.raises(InfrastructureFactoryError, match="has 4 partitions")
+    with closing(InfrastructureFactory.construct(env)) as factory, refused:
         factory.application_recorder()  # the services' fresh topic: 4 partitions
-    factory.close()
 
 
 def test_a_topic_that_does_not_exist_is_refused(app_env: dict[str, str]) -> None:
     missing = unique_name("journal_none")
-    factory = InfrastructureFactory.construct({**app_env, "KJOURNAL_TOPIC": missing})
-    with pytest.raises(InfrastructureFactoryError, match="does not exist"):
+    env = {**app_env, "KJOURNAL_TOPIC": missing}
+    refused = pytest.raises(InfrastructureFactoryError, match="does not exist")
+    with closing(InfrastructureFactory.construct(env)) as factory, refused:
         factory.application_recorder()
-    factory.close()
 
 
 # Imported by module: pytest would collect the library's class itself too.
