@@ -22,6 +22,11 @@ def _pod(cron_job: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+def _secret(name: str, key: str) -> dict[str, Any]:
+    """An env entry's value taken from `key` of the Secret `name` (as `env_of` gives it)."""
+    return {"secretKeyRef": {"name": name, "key": key}}
+
+
 def test_no_cronjob_unless_asked(render: Render) -> None:
     documents = render()
     assert by_kind(documents, "CronJob") == {}
@@ -48,12 +53,8 @@ def test_the_expiry_job_runs_as_its_own_principal(render: Render) -> None:
     assert env["KJOURNAL_EXPIRY__TOPICS"] == "journal,journal-orders"
     assert env["KJOURNAL_EXPIRY__MAX_PURGES"] == "5000"
     assert env["KJOURNAL_KAFKA__SECURITY_PROTOCOL"] == "SASL_SSL"
-    assert env["KJOURNAL_KAFKA__SASL_PASSWORD"] == {
-        "secretKeyRef": {"name": "kjournal-kafka-expiry", "key": "password"}
-    }
-    assert env["KJOURNAL_CASSANDRA__USERNAME"] == {
-        "secretKeyRef": {"name": "kjournal-cassandra-expiry", "key": "username"}
-    }
+    assert env["KJOURNAL_KAFKA__SASL_PASSWORD"] == _secret("kjournal-kafka-expiry", "password")
+    assert env["KJOURNAL_CASSANDRA__USERNAME"] == _secret("kjournal-cassandra-expiry", "username")
     assert not [name for name in env if name.startswith(("KJOURNAL_SPARK", "KJOURNAL_HTTP"))]
     assert {"name": "kafka-tls", "mountPath": "/etc/kjournal/kafka-tls", "readOnly": True} in (
         container["volumeMounts"]
@@ -68,9 +69,7 @@ def test_without_a_secret_of_its_own_the_expiry_job_uses_the_shared_kafka_one(
         "CronJob",
     )["kj-kjournal-expiry"]
     env = env_of(_pod(cron_job)["containers"][0])
-    assert env["KJOURNAL_KAFKA__SASL_USERNAME"] == {
-        "secretKeyRef": {"name": "kjournal-kafka", "key": "username"}
-    }
+    assert env["KJOURNAL_KAFKA__SASL_USERNAME"] == _secret("kjournal-kafka", "username")
     assert "KJOURNAL_CASSANDRA__USERNAME" not in env
 
 
@@ -104,12 +103,10 @@ def test_the_check_is_a_spark_job_on_kubernetes(render: Render) -> None:
     assert conf["spark.kubernetes.executor.podNamePrefix"] == "kj-kjournal-check"
     assert conf["spark.kubernetes.container.image.pullSecrets"] == "registry-credentials"
     # The replicator's role: the repair writes with the replicator's store code.
-    assert env["KJOURNAL_CASSANDRA__PASSWORD"] == {
-        "secretKeyRef": {"name": "kjournal-cassandra-replicator", "key": "password"}
-    }
-    assert env["KJOURNAL_KAFKA__SASL_USERNAME"] == {
-        "secretKeyRef": {"name": "kjournal-kafka", "key": "username"}
-    }
+    assert env["KJOURNAL_CASSANDRA__PASSWORD"] == _secret(
+        "kjournal-cassandra-replicator", "password"
+    )
+    assert env["KJOURNAL_KAFKA__SASL_USERNAME"] == _secret("kjournal-kafka", "username")
     role = by_kind(documents, "Role")["kj-kjournal-check-driver"]
     assert role["rules"][0]["resources"] == [
         "pods",
