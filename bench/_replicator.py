@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from kjournal_dev.platform.lifecycle import Endpoints
+
 from bench._http import free_port
 
 
@@ -28,20 +30,39 @@ class ReplicatorTarget:
     topic: str
     spark_jars: Path  # the Spark Kafka source's jars (kjournal-dev's Endpoints.spark_kafka_jars)
 
+    @classmethod
+    def on(cls, endpoints: Endpoints, keyspace: str, topic: str) -> ReplicatorTarget:
+        """`topic` into `keyspace` of the local platform's Kafka and Cassandra."""
+        return cls(
+            endpoints.kafka_bootstrap,
+            endpoints.cassandra_host,
+            endpoints.cassandra_port,
+            keyspace,
+            topic,
+            endpoints.spark_kafka_jars,
+        )
 
-def replicator_env(
-    target: ReplicatorTarget, folder: Path, http_port: int, master: str = "local[2]"
-) -> dict[str, str]:
-    """The replicator's KJOURNAL_* settings: exactly `target.topic`, its checkpoint in `folder`."""
+
+def target_env(target: ReplicatorTarget) -> dict[str, str]:
+    """The KJOURNAL_* settings that name `target`: exactly its topic, its keyspace, the jars."""
     return {
         "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": target.bootstrap,
         "KJOURNAL_CASSANDRA__CONTACT_POINTS": target.cassandra_host,
         "KJOURNAL_CASSANDRA__PORT": str(target.cassandra_port),
         "KJOURNAL_CASSANDRA__KEYSPACE": target.keyspace,
         "KJOURNAL_TOPICS__PATTERN": re.escape(target.topic),
+        "KJOURNAL_SPARK__JARS_DIR": str(target.spark_jars),
+    }
+
+
+def replicator_env(
+    target: ReplicatorTarget, folder: Path, http_port: int, master: str = "local[2]"
+) -> dict[str, str]:
+    """The replicator's KJOURNAL_* settings: `target_env`, its checkpoint in `folder`."""
+    return {
+        **target_env(target),
         "KJOURNAL_SPARK__MASTER": master,
         "KJOURNAL_SPARK__CHECKPOINT_LOCATION": str(folder / "checkpoint"),
-        "KJOURNAL_SPARK__JARS_DIR": str(target.spark_jars),
         "KJOURNAL_HTTP__HOST": "127.0.0.1",
         "KJOURNAL_HTTP__PORT": str(http_port),
     }

@@ -25,32 +25,31 @@ import asyncio
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Endpoints, Platform
-from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.platform.topics import delete_topics
 
-from bench._host import cpu_model
+from bench._host import cpu_model, load_average
+from bench._replicator import ReplicatorTarget, target_env
 from bench.replication_spark import (
     PARTITIONS,
     Parameters,
     PointerPoller,
     append_all,
     catch_up,
+    fresh_keyspace_and_topic,
     start_replicator,
     stop,
 )
@@ -58,18 +57,8 @@ from bench.replication_spark import (
 
 def _check_env(endpoints: Endpoints, keyspace: str, topic: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_")}
-    env.update(
-        {
-            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": endpoints.kafka_bootstrap,
-            "KJOURNAL_CASSANDRA__CONTACT_POINTS": endpoints.cassandra_host,
-            "KJOURNAL_CASSANDRA__PORT": str(endpoints.cassandra_port),
-            "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
-            "KJOURNAL_TOPICS__PATTERN": re.escape(topic),
-            "KJOURNAL_SPARK__MASTER": "local[2]",
-            "KJOURNAL_SPARK__JARS_DIR": str(endpoints.spark_kafka_jars),
-            "OTEL_SDK_DISABLED": "true",
-        }
-    )
+    env.update(target_env(ReplicatorTarget.on(endpoints, keyspace, topic)))
+    env.update({"KJOURNAL_SPARK__MASTER": "local[2]", "OTEL_SDK_DISABLED": "true"})
     return env
 
 
@@ -98,15 +87,8 @@ def _check(
     return result, wall
 
 
-def _load() -> str:
-    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
 async def run(endpoints: Endpoints, session: Session, params: Parameters, local_too: bool) -> None:
-    keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
-    topic = f"kjbench_{uuid.uuid4().hex[:10]}"
-    migrate(session, CassandraSettings(keyspace=keyspace))
-    await create_topic(endpoints.kafka_bootstrap, topic, PARTITIONS)
+    keyspace, topic = await fresh_keyspace_and_topic(endpoints, session)
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-check-"))
     poller = PointerPoller(session, keyspace, topic)
     kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)
@@ -117,7 +99,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters, local_
             ends = await append_all(journals, topic, "backlog", params)
             print(f"appended {total:,} events in {time.monotonic() - started:.1f} s")
         per_batch = max(sum(ends.values()) // 10, 100)
-        print(f"load average before the replicator: {_load()}")
+        print(f"load average before the replicator: {load_average()}")
         replicator = start_replicator(
             endpoints, keyspace, topic, folder, params, max_offsets_per_trigger=per_batch
         )
@@ -125,7 +107,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters, local_
             await asyncio.to_thread(catch_up, poller, ends, params.per_append, per_batch)
         finally:
             stop(replicator)
-        print(f"load average before the check: {_load()}")
+        print(f"load average before the check: {load_average()}")
         env = _check_env(endpoints, keyspace, topic)
         modes = [False, True] if local_too else [False]
         for local in modes:
@@ -140,7 +122,7 @@ async def run(endpoints: Endpoints, session: Session, params: Parameters, local_
                 f"(Spark start, Cassandra's ids, the re-check included): "
                 f"{events / wall:,.0f} events/s; clean"
             )
-            print(f"load average after the check ({label}): {_load()}")
+            print(f"load average after the check ({label}): {load_average()}")
     finally:
         print(f"logs: {folder}")
         session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
@@ -179,7 +161,7 @@ def main() -> None:
     )
     print(
         f"host: {cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()}; "
-        f"Kafka, Cassandra, Spark and this process share it; load average: {_load()}"
+        f"Kafka, Cassandra, Spark and this process share it; load average: {load_average()}"
     )
     session = connect(
         CassandraSettings(contact_points=(endpoints.cassandra_host,), port=endpoints.cassandra_port)

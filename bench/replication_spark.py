@@ -41,9 +41,7 @@ import asyncio
 import json
 import os
 import platform
-import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -68,6 +66,8 @@ from kjournal_dev.platform.lifecycle import Endpoints, Platform
 from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from bench._host import cpu_model, load_average
+from bench._http import free_port
+from bench._replicator import ReplicatorTarget, replicator_env
 from bench._tracing import label as tracing_label
 from bench._tracing import modes as tracing_modes
 from bench._tracing import tracing_env
@@ -150,12 +150,6 @@ class PointerPoller:
         return None
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def start_replicator(
     endpoints: Endpoints,
     keyspace: str,
@@ -169,19 +163,11 @@ def start_replicator(
     env = {k: v for k, v in os.environ.items() if not k.startswith("KJOURNAL_")}
     if tracing is not None:
         env.update(tracing_env(tracing))
+    target = ReplicatorTarget.on(endpoints, keyspace, topic)
+    env.update(replicator_env(target, folder, free_port(), params.master))
     env.update(
         {
-            "KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": endpoints.kafka_bootstrap,
-            "KJOURNAL_CASSANDRA__CONTACT_POINTS": endpoints.cassandra_host,
-            "KJOURNAL_CASSANDRA__PORT": str(endpoints.cassandra_port),
-            "KJOURNAL_CASSANDRA__KEYSPACE": keyspace,
-            "KJOURNAL_TOPICS__PATTERN": re.escape(topic),
-            "KJOURNAL_SPARK__MASTER": params.master,
-            "KJOURNAL_SPARK__CHECKPOINT_LOCATION": str(folder / "checkpoint"),
-            "KJOURNAL_SPARK__JARS_DIR": str(endpoints.spark_kafka_jars),
             "KJOURNAL_SPARK__TRIGGER_INTERVAL_S": str(params.trigger_s),
-            "KJOURNAL_HTTP__HOST": "127.0.0.1",
-            "KJOURNAL_HTTP__PORT": str(free_port()),
             "KJOURNAL_SPARK__CONF": params.spark_conf,
         }
     )
@@ -350,12 +336,19 @@ async def latency(
     )
 
 
-async def run(endpoints: Endpoints, session: Session, params: Parameters) -> None:
+async def fresh_keyspace_and_topic(endpoints: Endpoints, session: Session) -> tuple[str, str]:
+    """A migrated keyspace and a topic of PARTITIONS of the bench's own (the caller drops and
+    deletes them)."""
     keyspace = f"kjbench_{uuid.uuid4().hex[:10]}"
     # Outside the default topic pattern (journal.*): a running dev replicator must not take it.
     topic = f"kjbench_{uuid.uuid4().hex[:10]}"
     migrate(session, CassandraSettings(keyspace=keyspace))
     await create_topic(endpoints.kafka_bootstrap, topic, PARTITIONS)
+    return keyspace, topic
+
+
+async def run(endpoints: Endpoints, session: Session, params: Parameters) -> None:
+    keyspace, topic = await fresh_keyspace_and_topic(endpoints, session)
     folder = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     poller = PointerPoller(session, keyspace, topic)
     kafka = KafkaSettings(bootstrap_servers=endpoints.kafka_bootstrap)

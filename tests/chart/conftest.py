@@ -72,6 +72,23 @@ def env_of(container: dict[str, Any]) -> dict[str, Any]:
     return {entry["name"]: entry.get("value", entry.get("valueFrom")) for entry in container["env"]}
 
 
+def egress_ports(policy: dict[str, Any]) -> set[int]:
+    """The ports a NetworkPolicy's egress rules open."""
+    return {port["port"] for rule in policy["spec"]["egress"] for port in rule.get("ports", [])}
+
+
+def pod_peers(rules: list[dict[str, Any]], direction: str) -> set[str]:
+    """The components a policy's rules name as pod peers (same namespace)."""
+    return {
+        peer["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
+        for rule in rules
+        for peer in rule.get(direction, [])
+        if "podSelector" in peer
+        and "namespaceSelector" not in peer  # DNS: kube-dns in its own namespace
+        and "app.kubernetes.io/component" in peer["podSelector"].get("matchLabels", {})
+    }
+
+
 @pytest.fixture
 def tmp_values(tmp_path: Path) -> Callable[[dict[str, Any]], Path]:
     def write(values: dict[str, Any]) -> Path:

@@ -17,7 +17,16 @@ from kjournal_dev.errors import DevError
 from kjournal_dev.generate import chart_values, k8s_manifests
 from kjournal_dev.kind.helm import KUBERNETES_VERSIONS, Helm
 
-from tests.chart.conftest import CHART, ROOT, VALUE_SETS, Render, by_kind, env_of
+from tests.chart.conftest import (
+    CHART,
+    ROOT,
+    VALUE_SETS,
+    Render,
+    by_kind,
+    egress_ports,
+    env_of,
+    pod_peers,
+)
 
 # Kinds of other projects' CRDs: validated on their own (SparkApplication) or not at all.
 _CRD_KINDS = {"ServiceMonitor", "SparkApplication"}
@@ -339,23 +348,19 @@ def test_auth_with_a_jwks_url_and_no_helm_test_needs_no_secret(render: Render):
     assert "jwks" not in [volume["name"] for volume in writer["volumes"]]
 
 
-def _egress_ports(policy: dict[str, Any]) -> set[int]:
-    return {port["port"] for rule in policy["spec"]["egress"] for port in rule.get("ports", [])}
-
-
 def test_network_policies_mirror_the_access_split(render: Render):
     policies = by_kind(render([CHART / "ci/production-values.yaml"]), "NetworkPolicy")
     dns, kafka, cassandra, api, otlp = {53}, {9093}, {9042}, {443, 6443}, {4318}
     reader_http = {8080}  # the writer asks the reader each append's outcome (docs/concurrency.md)
-    assert _egress_ports(policies["kj-kjournal-writer"]) == dns | kafka | otlp | reader_http
-    assert _egress_ports(policies["kj-kjournal-reader"]) == dns | kafka | cassandra | otlp
-    assert _egress_ports(policies["kj-kjournal-replicator"]) == (
+    assert egress_ports(policies["kj-kjournal-writer"]) == dns | kafka | otlp | reader_http
+    assert egress_ports(policies["kj-kjournal-reader"]) == dns | kafka | cassandra | otlp
+    assert egress_ports(policies["kj-kjournal-replicator"]) == (
         dns | kafka | cassandra | api | otlp
     )
-    assert _egress_ports(policies["kj-kjournal-replicator-executor"]) == (
+    assert egress_ports(policies["kj-kjournal-replicator-executor"]) == (
         dns | kafka | cassandra | otlp
     )
-    assert _egress_ports(policies["kj-kjournal-migrate"]) == dns | cassandra
+    assert egress_ports(policies["kj-kjournal-migrate"]) == dns | cassandra
     for name in ("kj-kjournal-writer", "kj-kjournal-reader"):
         peers = policies[name]["spec"]["ingress"][0]["from"]
         assert {
@@ -365,27 +370,15 @@ def test_network_policies_mirror_the_access_split(render: Render):
     assert policies["kj-kjournal-writer"]["spec"]["policyTypes"] == ["Ingress", "Egress"]
 
 
-def _pod_peers(rules: list[dict[str, Any]], direction: str) -> set[str]:
-    """The components a policy's rules name as pod peers (same namespace)."""
-    return {
-        peer["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
-        for rule in rules
-        for peer in rule.get(direction, [])
-        if "podSelector" in peer
-        and "namespaceSelector" not in peer
-        and "app.kubernetes.io/component" in peer["podSelector"].get("matchLabels", {})
-    }
-
-
 def test_spark_pods_may_talk_to_each_other_and_the_driver_to_its_executors(render: Render):
     policies = by_kind(render([CHART / "ci/production-values.yaml"]), "NetworkPolicy")
     driver = policies["kj-kjournal-replicator"]["spec"]
     executor = policies["kj-kjournal-replicator-executor"]["spec"]
-    assert _pod_peers(driver["ingress"], "from") == {"replicator-executor"}
-    assert _pod_peers(driver["egress"], "to") == {"replicator-executor"}
+    assert pod_peers(driver["ingress"], "from") == {"replicator-executor"}
+    assert pod_peers(driver["egress"], "to") == {"replicator-executor"}
     # executors fetch broadcast and shuffle blocks from one another's block manager
-    assert _pod_peers(executor["ingress"], "from") == {"replicator", "replicator-executor"}
-    assert _pod_peers(executor["egress"], "to") == {"replicator", "replicator-executor"}
+    assert pod_peers(executor["ingress"], "from") == {"replicator", "replicator-executor"}
+    assert pod_peers(executor["egress"], "to") == {"replicator", "replicator-executor"}
 
 
 def test_a_jwks_url_opens_egress_to_the_issuer_only_where_it_is_used(render: Render):
@@ -402,8 +395,8 @@ def test_a_jwks_url_opens_egress_to_the_issuer_only_where_it_is_used(render: Ren
         ),
         "NetworkPolicy",
     )
-    assert 443 in _egress_ports(policies["kj-kjournal-reader"])
-    assert 443 not in _egress_ports(policies["kj-kjournal-writer"])
+    assert 443 in egress_ports(policies["kj-kjournal-reader"])
+    assert 443 not in egress_ports(policies["kj-kjournal-writer"])
 
 
 def test_uninstall_keeps_only_the_checkpoint_claim(render: Render):

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from kjournal_dev.errors import DevError
 
-from tests.chart.conftest import CHART, Render, by_kind, env_of
+from tests.chart.conftest import CHART, Render, by_kind, egress_ports, env_of, pod_peers
 
 OPERATIONS = [CHART / "ci/operations-values.yaml"]
 
@@ -22,18 +22,9 @@ def _pod(cron_job: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def _egress_ports(policy: dict[str, Any]) -> set[int]:
-    return {port["port"] for rule in policy["spec"]["egress"] for port in rule.get("ports", [])}
-
-
-def _pod_peers(rules: list[dict[str, Any]], direction: str) -> set[str]:
-    return {
-        peer["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
-        for rule in rules
-        for peer in rule.get(direction, [])
-        if "podSelector" in peer
-        and "namespaceSelector" not in peer  # DNS: kube-dns in its own namespace
-    }
+def _secret(name: str, key: str) -> dict[str, Any]:
+    """An env entry's value taken from `key` of the Secret `name` (as `env_of` gives it)."""
+    return {"secretKeyRef": {"name": name, "key": key}}
 
 
 def test_no_cronjob_unless_asked(render: Render) -> None:
@@ -62,12 +53,8 @@ def test_the_expiry_job_runs_as_its_own_principal(render: Render) -> None:
     assert env["KJOURNAL_EXPIRY__TOPICS"] == "journal,journal-orders"
     assert env["KJOURNAL_EXPIRY__MAX_PURGES"] == "5000"
     assert env["KJOURNAL_KAFKA__SECURITY_PROTOCOL"] == "SASL_SSL"
-    assert env["KJOURNAL_KAFKA__SASL_PASSWORD"] == {
-        "secretKeyRef": {"name": "kjournal-kafka-expiry", "key": "password"}
-    }
-    assert env["KJOURNAL_CASSANDRA__USERNAME"] == {
-        "secretKeyRef": {"name": "kjournal-cassandra-expiry", "key": "username"}
-    }
+    assert env["KJOURNAL_KAFKA__SASL_PASSWORD"] == _secret("kjournal-kafka-expiry", "password")
+    assert env["KJOURNAL_CASSANDRA__USERNAME"] == _secret("kjournal-cassandra-expiry", "username")
     assert not [name for name in env if name.startswith(("KJOURNAL_SPARK", "KJOURNAL_HTTP"))]
     assert {"name": "kafka-tls", "mountPath": "/etc/kjournal/kafka-tls", "readOnly": True} in (
         container["volumeMounts"]
@@ -82,9 +69,7 @@ def test_without_a_secret_of_its_own_the_expiry_job_uses_the_shared_kafka_one(
         "CronJob",
     )["kj-kjournal-expiry"]
     env = env_of(_pod(cron_job)["containers"][0])
-    assert env["KJOURNAL_KAFKA__SASL_USERNAME"] == {
-        "secretKeyRef": {"name": "kjournal-kafka", "key": "username"}
-    }
+    assert env["KJOURNAL_KAFKA__SASL_USERNAME"] == _secret("kjournal-kafka", "username")
     assert "KJOURNAL_CASSANDRA__USERNAME" not in env
 
 
@@ -118,12 +103,10 @@ def test_the_check_is_a_spark_job_on_kubernetes(render: Render) -> None:
     assert conf["spark.kubernetes.executor.podNamePrefix"] == "kj-kjournal-check"
     assert conf["spark.kubernetes.container.image.pullSecrets"] == "registry-credentials"
     # The replicator's role: the repair writes with the replicator's store code.
-    assert env["KJOURNAL_CASSANDRA__PASSWORD"] == {
-        "secretKeyRef": {"name": "kjournal-cassandra-replicator", "key": "password"}
-    }
-    assert env["KJOURNAL_KAFKA__SASL_USERNAME"] == {
-        "secretKeyRef": {"name": "kjournal-kafka", "key": "username"}
-    }
+    assert env["KJOURNAL_CASSANDRA__PASSWORD"] == _secret(
+        "kjournal-cassandra-replicator", "password"
+    )
+    assert env["KJOURNAL_KAFKA__SASL_USERNAME"] == _secret("kjournal-kafka", "username")
     role = by_kind(documents, "Role")["kj-kjournal-check-driver"]
     assert role["rules"][0]["resources"] == [
         "pods",
@@ -172,19 +155,19 @@ def test_network_policies_give_each_job_what_it_reaches(render: Render) -> None:
     policies = by_kind(render(OPERATIONS), "NetworkPolicy")
     dns, kafka, cassandra, api, pushgateway = {53}, {9093}, {9042}, {443, 6443}, {9091}
     expiry = policies["kj-kjournal-expiry"]
-    assert _egress_ports(expiry) == dns | kafka | cassandra | pushgateway
+    assert egress_ports(expiry) == dns | kafka | cassandra | pushgateway
     assert expiry["spec"]["policyTypes"] == ["Ingress", "Egress"]
     assert "ingress" not in expiry["spec"]  # nothing reaches it
     driver = policies["kj-kjournal-check"]["spec"]
     executor = policies["kj-kjournal-check-executor"]["spec"]
-    assert _egress_ports(policies["kj-kjournal-check"]) == (
+    assert egress_ports(policies["kj-kjournal-check"]) == (
         dns | kafka | cassandra | api | pushgateway
     )
-    assert _egress_ports(policies["kj-kjournal-check-executor"]) == dns | kafka | cassandra
-    assert _pod_peers(driver["ingress"], "from") == {"check-executor"}
-    assert _pod_peers(driver["egress"], "to") == {"check-executor"}
-    assert _pod_peers(executor["ingress"], "from") == {"check", "check-executor"}
-    assert _pod_peers(executor["egress"], "to") == {"check", "check-executor"}
+    assert egress_ports(policies["kj-kjournal-check-executor"]) == dns | kafka | cassandra
+    assert pod_peers(driver["ingress"], "from") == {"check-executor"}
+    assert pod_peers(driver["egress"], "to") == {"check-executor"}
+    assert pod_peers(executor["ingress"], "from") == {"check", "check-executor"}
+    assert pod_peers(executor["egress"], "to") == {"check", "check-executor"}
 
 
 @pytest.mark.parametrize(

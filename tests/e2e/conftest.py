@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -29,7 +28,7 @@ from kjournal_dev.kind.helm import Helm
 from kjournal_dev.kind.tool import KindTool
 from kubernetes import client, config, utils
 
-from tests.integration.containers.conftest import no_engine_reason
+from tests.integration.containers.conftest import keep_kind, no_engine_reason, terminal_lines
 from tests.support.k8s import pods_wide, wait_for
 
 ROOT = find_repo_root()
@@ -79,22 +78,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(f"{name:<45} {seconds:7.1f} s")
 
 
-def _reporter(request: pytest.FixtureRequest) -> Callable[[str], None]:
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    terminal = request.config.pluginmanager.getplugin("terminalreporter")
-    lock = threading.Lock()
-
-    def report(line: str) -> None:
-        with lock, capture.global_and_fixture_disabled():
-            terminal.write_line(line, flush=True)
-
-    return report
-
-
-def _keep() -> bool:
-    return os.environ.get("KJOURNAL_TEST_KEEP_KIND", "") not in ("", "0", "false")
-
-
 @dataclass
 class Cluster:
     kubeconfig: Path
@@ -117,7 +100,7 @@ class Cluster:
 
 @pytest.fixture(scope="session")
 def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    report = _reporter(request)
+    report = terminal_lines(request)
     helm = Helm(DevConfig.from_env(), lambda line: report(f"kjournal-dev: {line}"))
     given = os.environ.get("KJOURNAL_E2E_KUBECONFIG", "").strip()
     if given:
@@ -145,7 +128,7 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
             yield Cluster(tool.settings.kubeconfig, api, helm, report)
     finally:
         # Also when the set-up failed: an engine this session started does not outlive it.
-        if not engine_was_running and not _keep():
+        if not engine_was_running and not keep_kind():
             with phase("kind down"):
                 tool.down()
 

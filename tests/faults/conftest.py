@@ -3,15 +3,13 @@ down after it) and the table of every scenario's counts, printed at the end of t
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from kjournal_dev.platform.lifecycle import Platform
 
 from tests.faults.invariants import Tally, table
 from tests.faults.platform import FaultPlatform, fault_config
+from tests.support.platform import own_platform
 from tests.support.reports import add_session_report
 
 
@@ -19,20 +17,9 @@ from tests.support.reports import add_session_report
 def faults_platform(
     tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
 ) -> Iterator[FaultPlatform]:
-    platform = Platform(fault_config(tmp_path_factory.mktemp("faults-state")))
-    try:
-        fp = FaultPlatform(platform, platform.up(with_services=True))
-        yield fp
-    finally:
-        state = platform.status()
-        kept = platform.config.cache_dir / "test-logs" / "faults"  # outlives pytest's tmp dirs
-        shutil.rmtree(kept, ignore_errors=True)
-        kept.mkdir(parents=True)
-        for component in state:
-            if component.log_file != "-":
-                shutil.copy(component.log_file, kept / Path(component.log_file).name)
-        add_session_report(pytestconfig, "fault suite logs", f"every component's log: {kept}")
-        platform.down()
+    config = fault_config(tmp_path_factory.mktemp("faults-state"))
+    with own_platform(config, pytestconfig, "faults", "fault suite logs") as (platform, endpoints):
+        yield FaultPlatform(platform, endpoints)
 
 
 @pytest.fixture(scope="package")

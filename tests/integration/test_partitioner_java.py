@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import subprocess
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -15,7 +13,8 @@ from kjournal.model import Key, Mark, MarkHeader
 from kjournal.wire import ConsumedRecord, decode_action_record, encode_action, partition_for
 from kjournal_dev.config import DevConfig
 
-ROOT = Path(__file__).parents[2]
+from tests.support.jshell import ROOT, jshell_output
+
 FIXTURES = ROOT / "tests" / "fixtures" / "wire"
 KAFKA_JARS = DevConfig.from_env().jars_dir / "kafka-4.3.1"
 CLASS_PATH = [KAFKA_JARS / "kafka-clients-4.3.1.jar", KAFKA_JARS / "slf4j-api-1.7.36.jar"]
@@ -26,20 +25,8 @@ def test_jshell_with_kafka_clients_reproduces_the_committed_table():
     jshell = shutil.which("jshell")
     if jshell is None or not all(jar.exists() for jar in CLASS_PATH):
         pytest.skip("needs jshell and the kafka-clients jar fetched by `scripts/dev up`")
-    result = subprocess.run(
-        [
-            jshell,
-            "--class-path",
-            ":".join(str(jar) for jar in CLASS_PATH),
-            str(FIXTURES / "partitioner-java.jsh"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=110,
-        check=True,
-    )
-    assert result.stdout == (FIXTURES / "partitioner-java.json").read_text()
+    printed = jshell_output(jshell, CLASS_PATH, FIXTURES / "partitioner-java.jsh")
+    assert printed == (FIXTURES / "partitioner-java.json").read_text()
 
 
 KEYS = ["id", "player-42", "ключ", "日本語", "😀", "x" * 300]

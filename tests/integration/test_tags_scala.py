@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 from kjournal_dev.config import KAFKA_VERSION, DevConfig
 
-ROOT = Path(__file__).parents[2]
+from tests.support.jshell import ROOT, jshell_output
+
 FIXTURES = ROOT / "tests" / "fixtures" / "wire"
 
 
@@ -21,18 +20,7 @@ def test_jshell_with_scala_library_reproduces_the_committed_orders():
     )
     if jshell is None or not jars:
         pytest.skip("needs jshell and the scala-library jar Kafka brings (`scripts/dev up`)")
-    result = subprocess.run(
-        [
-            jshell,
-            "-J-Dfile.encoding=UTF-8",
-            "--class-path",
-            str(jars[0]),
-            str(FIXTURES / "tags-scala.jsh"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=110,
-        check=True,
+    printed = jshell_output(
+        jshell, jars[:1], FIXTURES / "tags-scala.jsh", "-J-Dfile.encoding=UTF-8"
     )
-    assert result.stdout == (FIXTURES / "tags-scala.json").read_text()
+    assert printed == (FIXTURES / "tags-scala.json").read_text()

@@ -5,29 +5,45 @@ package (`kjournal-dev up --secure` does the same for a developer) and taken dow
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform.lifecycle import Platform
 from kjournal_dev.security.credentials import Credentials
 from kjournal_dev.security.tokens import DevIssuer
 
-from tests.support.platform import OwnPlatform, own_platform_config
-from tests.support.reports import add_session_report
+from tests.support.platform import OwnPlatform, own_platform, own_platform_config
 
 TOPIC = "journal_sec"
+PARTITIONS = 4
 KEYSPACE = "journal_sec"
 
 
 def secure_config(state_dir: Path) -> DevConfig:
     """The suite's own ports, state, topic and keyspace, secured."""
     return own_platform_config(
-        state_dir, topics=(TOPIC,), partitions=4, keyspace=KEYSPACE, secure=True
+        state_dir, topics=(TOPIC,), partitions=PARTITIONS, keyspace=KEYSPACE, secure=True
     )
+
+
+@asynccontextmanager
+async def topic_from_the_start(options: Mapping[str, Any]) -> AsyncIterator[AIOKafkaConsumer]:
+    """A consumer with `options` (aiokafka's), no group, at offset 0 of every partition of TOPIC."""
+    consumer = AIOKafkaConsumer(**options, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
+        consumer.assign(partitions)
+        for partition in partitions:
+            consumer.seek(partition, 0)
+        yield consumer
+    finally:
+        await consumer.stop()
 
 
 @dataclass
@@ -40,18 +56,9 @@ class SecuredPlatform(OwnPlatform):
 def secured(
     tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
 ) -> Iterator[SecuredPlatform]:
-    platform = Platform(secure_config(tmp_path_factory.mktemp("secured-state")))
-    try:
-        endpoints = platform.up(with_services=True)
+    config = secure_config(tmp_path_factory.mktemp("secured-state"))
+    with own_platform(config, pytestconfig, "security", "secured platform logs") as running:
+        platform, endpoints = running
         credentials = Credentials.load(platform.config.credentials_file)
         assert credentials is not None
         yield SecuredPlatform(platform, endpoints, credentials, DevIssuer(platform.config.auth_dir))
-    finally:
-        kept = platform.config.cache_dir / "test-logs" / "security"  # outlives pytest's tmp dirs
-        shutil.rmtree(kept, ignore_errors=True)
-        kept.mkdir(parents=True)
-        for component in platform.status():
-            if component.log_file != "-":
-                shutil.copy(component.log_file, kept / Path(component.log_file).name)
-        add_session_report(pytestconfig, "secured platform logs", f"every component's log: {kept}")
-        platform.down()

@@ -6,6 +6,7 @@ writer has no Cassandra credentials at all."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from cassandra import Unauthorized
@@ -24,7 +25,7 @@ from kjournal_dev.security.credentials import (
 from kjournal_writer.settings import Settings as WriterSettings
 
 from tests.security.conftest import KEYSPACE, SecuredPlatform
-from tests.support.reports import add_session_report
+from tests.support.reports import reported_table
 
 pytestmark = [pytest.mark.security]
 
@@ -46,16 +47,17 @@ SCHEMA_CHANGES = {
 
 @pytest.fixture(scope="module")
 def observed(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
-    seen: dict[str, str] = {}
-    yield seen
-    if seen:
-        lines = [f"{what:<44} {error}" for what, error in seen.items()]
-        add_session_report(pytestconfig, "Cassandra role denials (real node)", "\n".join(lines))
+    yield from reported_table(pytestconfig, "Cassandra role denials (real node)", 44)
 
 
-def _session(secured: SecuredPlatform, role: str) -> Session:
-    password = secured.credentials.cassandra[role]
-    return connect(role_settings(secured.config, role, password))
+@contextmanager
+def _session(secured: SecuredPlatform, role: str) -> Iterator[Session]:
+    """A session as `role`, shut down after the block."""
+    session = connect(role_settings(secured.config, role, secured.credentials.cassandra[role]))
+    try:
+        yield session
+    finally:
+        session.cluster.shutdown()
 
 
 def _refused(session: Session, observed: dict[str, str], what: str, cql: str, needs: str) -> None:
@@ -79,8 +81,7 @@ EVERY_TABLE = (
 
 
 def test_the_readers_role_only_reads(secured: SecuredPlatform, observed: dict[str, str]):
-    session = _session(secured, CASSANDRA_READER)
-    try:
+    with _session(secured, CASSANDRA_READER) as session:
         session.execute(f"SELECT * FROM {K}.journal LIMIT 1")
         for verb, cql in JOURNAL_WRITES.items():
             _refused(session, observed, f"{CASSANDRA_READER} {verb}", cql, "MODIFY")
@@ -93,15 +94,12 @@ def test_the_readers_role_only_reads(secured: SecuredPlatform, observed: dict[st
         observed[f"{CASSANDRA_READER} TRUNCATE, ALTER each of {len(EVERY_TABLE)} tables"] = (
             "Unauthorized (no MODIFY / ALTER permission), every one"
         )
-    finally:
-        session.cluster.shutdown()
 
 
 def test_the_expiry_role_only_reads_so_purges_go_through_kafka(
     secured: SecuredPlatform, observed: dict[str, str]
 ):
-    session = _session(secured, CASSANDRA_EXPIRY)
-    try:
+    with _session(secured, CASSANDRA_EXPIRY) as session:
         # What the expiry job reads: heads by their expire_on date (the index), and pointer2.
         session.execute(
             f"SELECT id FROM {K}.metajournal WHERE expire_on = '2026-01-01' "
@@ -118,15 +116,12 @@ def test_the_expiry_role_only_reads_so_purges_go_through_kafka(
         _refused(
             session, observed, f"{CASSANDRA_EXPIRY} DROP TABLE", SCHEMA_CHANGES["DROP"], "DROP"
         )
-    finally:
-        session.cluster.shutdown()
 
 
 def test_the_replicators_role_writes_data_but_no_schema(
     secured: SecuredPlatform, observed: dict[str, str]
 ):
-    session = _session(secured, CASSANDRA_REPLICATOR)
-    try:
+    with _session(secured, CASSANDRA_REPLICATOR) as session:
         session.execute(JOURNAL_WRITES["DELETE"])  # it may write the journal tables
         for verb, cql in SCHEMA_CHANGES.items():
             _refused(session, observed, f"{CASSANDRA_REPLICATOR} {verb} TABLE", cql, verb)
@@ -137,23 +132,18 @@ def test_the_replicators_role_writes_data_but_no_schema(
         )
         setting = f"UPDATE {K}.setting SET value = 'x' WHERE key = 'probe'"
         _refused(session, observed, f"{CASSANDRA_REPLICATOR} UPDATE setting", setting, "MODIFY")
-    finally:
-        session.cluster.shutdown()
 
 
 def test_the_migrators_role_changes_schema_but_no_journal_data(
     secured: SecuredPlatform, observed: dict[str, str]
 ):
-    session = _session(secured, CASSANDRA_MIGRATOR)
-    try:
+    with _session(secured, CASSANDRA_MIGRATOR) as session:
         session.execute(SCHEMA_CHANGES["ALTER"])
         for verb, cql in JOURNAL_WRITES.items():
             _refused(session, observed, f"{CASSANDRA_MIGRATOR} {verb}", cql, "MODIFY")
         _refused(
             session, observed, f"{CASSANDRA_MIGRATOR} DROP TABLE", SCHEMA_CHANGES["DROP"], "DROP"
         )
-    finally:
-        session.cluster.shutdown()
 
 
 def test_the_default_superuser_is_gone_and_a_wrong_password_is_refused(

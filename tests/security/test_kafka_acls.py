@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
 from kjournal.errors import CredentialsRefused
@@ -23,8 +23,8 @@ from kjournal_dev.security.credentials import (
 )
 from pydantic import SecretStr
 
-from tests.security.conftest import TOPIC, SecuredPlatform
-from tests.support.reports import add_session_report
+from tests.security.conftest import TOPIC, SecuredPlatform, topic_from_the_start
+from tests.support.reports import reported_table
 
 pytestmark = [pytest.mark.security]
 
@@ -34,11 +34,7 @@ PROBE_KEY = b"acl-probe"
 @pytest.fixture(scope="module")
 def observed(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
     """What each refused call raised, reported at the end of the session."""
-    seen: dict[str, str] = {}
-    yield seen
-    if seen:
-        lines = [f"{what:<58} {error}" for what, error in seen.items()]
-        add_session_report(pytestconfig, "Kafka ACL denials (real broker)", "\n".join(lines))
+    yield from reported_table(pytestconfig, "Kafka ACL denials (real broker)", 58)
 
 
 def _options(secured: SecuredPlatform, principal: str, password: str | None = None) -> Any:
@@ -61,17 +57,9 @@ async def _produce(options: Any) -> None:
 
 
 async def _consume(options: Any) -> int:
-    consumer = AIOKafkaConsumer(**options, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        partitions = [TopicPartition(TOPIC, p) for p in range(4)]
-        consumer.assign(partitions)
-        for partition in partitions:
-            consumer.seek(partition, 0)
+    async with topic_from_the_start(options) as consumer:
         batches = await consumer.getmany(timeout_ms=5000)
-        return sum(len(records) for records in batches.values())
-    finally:
-        await consumer.stop()
+    return sum(len(records) for records in batches.values())
 
 
 async def _admin(options: Any, call: Callable[[AIOKafkaAdminClient], Awaitable[Any]]) -> Any:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.conn import create_conn
 from kjournal.kafka.settings import KafkaSettings
 from kjournal_dev.security.credentials import CASSANDRA_READER, KAFKA_READER, KAFKA_WRITER
@@ -19,7 +18,7 @@ from kjournal_dev.security.tls import LoopbackTls
 from pydantic import SecretStr
 
 from tests.integration.services.support import start_service
-from tests.security.conftest import TOPIC, SecuredPlatform
+from tests.security.conftest import TOPIC, SecuredPlatform, topic_from_the_start
 from tests.support.reports import add_session_report
 
 pytestmark = [pytest.mark.security]
@@ -37,13 +36,7 @@ def _tls_settings(secured: SecuredPlatform, principal: str, ca: Path | None) -> 
 
 
 async def _records_of(settings: KafkaSettings, key: bytes) -> list[bytes]:
-    consumer = AIOKafkaConsumer(**settings.aiokafka_options(), enable_auto_commit=False)
-    await consumer.start()
-    try:
-        partitions = [TopicPartition(TOPIC, p) for p in range(4)]
-        consumer.assign(partitions)
-        for partition in partitions:
-            consumer.seek(partition, 0)
+    async with topic_from_the_start(settings.aiokafka_options()) as consumer:
         found: list[bytes] = []
         for _ in range(10):
             batches = await consumer.getmany(timeout_ms=1000)
@@ -51,8 +44,6 @@ async def _records_of(settings: KafkaSettings, key: bytes) -> list[bytes]:
             if found:
                 break
         return found
-    finally:
-        await consumer.stop()
 
 
 def _tls_env(secured: SecuredPlatform, principal: str, ca: Path) -> dict[str, str]:

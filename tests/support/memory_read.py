@@ -16,8 +16,8 @@ from kjournal.wire.record import ConsumedRecord, decode_action_record
 
 class InMemoryPartitionLog:
     """A topic's records as a list per partition (`written`): `tail.TailScanner`,
-    `read.PartitionOffsets` and `feed.TopicSource`. `beginning` is where each partition starts
-    (retention)."""
+    `read.PartitionOffsets`, `feed.TopicSource` and the log side of `expiry.ExpiryLog`.
+    `beginning` is where each partition starts (retention)."""
 
     def __init__(self, topic: str, partitions: int, payload_budget: int = 1 << 30) -> None:
         self.topic = topic

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import uuid
 from collections.abc import Iterator
@@ -12,11 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Endpoints, Platform
+
+from tests.support.reports import add_session_report
 
 
 def start_platform() -> tuple[Platform, Endpoints]:
@@ -90,6 +94,27 @@ def own_platform_config(state_dir: Path, **update: Any) -> DevConfig:
             sock.bind(("127.0.0.1", 0))
         free = {name: int(sock.getsockname()[1]) for name, sock in zip(ports, sockets, strict=True)}
     return DevConfig.from_env().model_copy(update={**free, "state_dir": state_dir, **update})
+
+
+@contextmanager
+def own_platform(
+    config: DevConfig, pytestconfig: pytest.Config, logs: str, title: str
+) -> Iterator[tuple[Platform, Endpoints]]:
+    """A suite's own platform (`config`), services included, up for the block. Then every
+    component's log is copied to <cache>/test-logs/<logs> (pytest's tmp dirs do not outlive the
+    run), reported under `title`, and the platform taken down."""
+    platform = Platform(config)
+    try:
+        yield platform, platform.up(with_services=True)
+    finally:
+        kept = platform.config.cache_dir / "test-logs" / logs
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.mkdir(parents=True)
+        for component in platform.status():
+            if component.log_file != "-":
+                shutil.copy(component.log_file, kept / Path(component.log_file).name)
+        add_session_report(pytestconfig, title, f"every component's log: {kept}")
+        platform.down()
 
 
 @dataclass

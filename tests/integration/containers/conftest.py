@@ -44,7 +44,7 @@ def no_engine_reason() -> str | None:
     return None
 
 
-def _terminal(request: pytest.FixtureRequest) -> Callable[[str], None]:
+def terminal_lines(request: pytest.FixtureRequest, prefix: str = "") -> Callable[[str], None]:
     """Progress lines of long builds straight to the terminal (pytest captures the rest)."""
     capture = request.config.pluginmanager.getplugin("capturemanager")
     terminal = request.config.pluginmanager.getplugin("terminalreporter")
@@ -52,12 +52,13 @@ def _terminal(request: pytest.FixtureRequest) -> Callable[[str], None]:
 
     def report(line: str) -> None:
         with lock, capture.global_and_fixture_disabled():
-            terminal.write_line(f"kjournal-dev: {line}", flush=True)
+            terminal.write_line(prefix + line, flush=True)
 
     return report
 
 
-def _keep() -> bool:
+def keep_kind() -> bool:
+    """KJOURNAL_TEST_KEEP_KIND: leave the kind cluster (and the engine) running afterwards."""
     return os.environ.get("KJOURNAL_TEST_KEEP_KIND", "") not in ("", "0", "false")
 
 
@@ -66,12 +67,12 @@ def kind_tool(request: pytest.FixtureRequest) -> Iterator[KindTool]:
     reason = no_engine_reason()
     if reason is not None:
         pytest.skip(f"no Docker engine can run here: {reason}")
-    tool = KindTool(DevConfig.from_env(), _terminal(request))
+    tool = KindTool(DevConfig.from_env(), terminal_lines(request, "kjournal-dev: "))
     engine_was_running = tool.engine.running() is not None
     tool.start_engine()
     cluster_existed = tool.cluster.exists()
     yield tool
-    if _keep():
+    if keep_kind():
         return
     if not engine_was_running:
         tool.down()

@@ -20,7 +20,7 @@ from tests.integration.spark.support import (
     PARTITIONS,
     ReplicatorProcess,
     replicator_env,
-    wait_until,
+    running_replicator,
 )
 from tests.support.platform import unique_name
 
@@ -66,23 +66,9 @@ def ops_env(
 def replicator(
     ops_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ReplicatorProcess]:
-    process = ReplicatorProcess(ops_env, tmp_path_factory.mktemp("ops-log") / "replicator.log")
-
-    def started() -> bool:
-        try:
-            return process.health().get("query") == "active"
-        except OSError:
-            return False
-
-    try:
-        wait_until(started, 180, "the replicator's query to start", process)
+    log = tmp_path_factory.mktemp("ops-log") / "replicator.log"
+    with running_replicator(ops_env, log, start_timeout_s=180) as process:
         yield process
-    finally:
-        if process.alive():
-            try:
-                process.terminate(60)
-            except Exception:
-                process.kill()
 
 
 @pytest.fixture(scope="package")

@@ -2,12 +2,12 @@
 
 One writer and one reader serve the whole session (they take any topic starting with
 "journal"); each test gets a fresh topic. Tests that need a differently configured service start
-their own with `start_service`.
+their own: a writer with the `start_writer` fixture, anything else with `start_service`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -65,6 +65,42 @@ def _writer(platform: Endpoints, reader: RunningService, logs: Path) -> Iterator
     assert service.stop(), service.log()
 
 
+class WriterStarter:
+    """Writers asking the session's reader, with kjournal's default limits but for the settings
+    given; each must shut down gracefully once its fixture ends."""
+
+    def __init__(self, platform: Endpoints, reader: RunningService, logs: Path) -> None:
+        self._settings = {**kafka_settings(platform), **reader_link(reader)}
+        self._logs = logs
+        self._started: list[RunningService] = []
+
+    def __call__(
+        self, settings: Mapping[str, str] | None = None, *, ready_path: str = "/readyz"
+    ) -> RunningService:
+        service = start_service(
+            "kjournal_writer",
+            {**self._settings, **(settings or {})},
+            self._logs,
+            ready_path=ready_path,
+        )
+        self._started.append(service)
+        return service
+
+    def stop(self) -> None:
+        for service in self._started:
+            assert service.stop(), service.log()
+
+
+@pytest.fixture(scope="module")
+def start_writer(
+    platform: Endpoints, reader: RunningService, service_logs: Path
+) -> Iterator[WriterStarter]:
+    """A test module's own writers (WriterStarter), stopped after its last test."""
+    writers = WriterStarter(platform, reader, service_logs)
+    yield writers
+    writers.stop()
+
+
 @pytest.fixture(scope="session")
 def writer(
     platform: Endpoints, reader: RunningService, service_logs: Path
@@ -80,18 +116,20 @@ def second_writer(
     yield from _writer(platform, reader, service_logs)
 
 
+def reader_of(platform: Endpoints, keyspace: str, logs: Path) -> Iterator[RunningService]:
+    """For a fixture: a reader of `keyspace`, which must shut down gracefully afterwards."""
+    service = start_service(
+        "kjournal_reader", reader_settings(platform, keyspace), logs, ready_path="/readyz"
+    )
+    yield service
+    assert service.stop(), service.log()
+
+
 @pytest.fixture(scope="session")
 def reader(
     platform: Endpoints, services_keyspace: str, service_logs: Path
 ) -> Iterator[RunningService]:
-    service = start_service(
-        "kjournal_reader",
-        reader_settings(platform, services_keyspace),
-        service_logs,
-        ready_path="/readyz",
-    )
-    yield service
-    assert service.stop(), service.log()
+    yield from reader_of(platform, services_keyspace, service_logs)
 
 
 @pytest.fixture

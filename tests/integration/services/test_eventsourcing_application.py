@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any, ClassVar
 from uuid import uuid4
@@ -40,31 +41,21 @@ from eventsourcing.tests.persistence import (
 from eventsourcing.utils import Environment
 from kjournal.client import Client
 from kjournal.model import Key
-from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.topics import create_topic, delete_topics
 from kjournal_eventsourcing import Factory, KJournalAggregateRecorder, KJournalApplicationRecorder
 from kjournal_eventsourcing.notification_ids import IDS_PER_RECORD
 
-from tests.integration.services.conftest import kafka_settings, reader_link
-from tests.integration.services.support import RunningService, start_service, wait_for_topic
+from tests.integration.services.conftest import WriterStarter
+from tests.integration.services.support import RunningService, wait_for_topic
 from tests.support.platform import unique_name
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 
 
 @pytest.fixture(scope="module")
-def es_writer(
-    platform: Endpoints, reader: RunningService, service_logs: Path
-) -> Iterator[RunningService]:
+def es_writer(start_writer: WriterStarter) -> RunningService:
     """A writer with kjournal's default limits (the session's writer has small test limits)."""
-    service = start_service(
-        "kjournal_writer",
-        {**kafka_settings(platform), **reader_link(reader)},
-        service_logs,
-        ready_path="/readyz",
-    )
-    yield service
-    assert service.stop(), service.log()
+    return start_writer()
 
 
 @pytest.fixture
@@ -95,11 +86,10 @@ class _OnKJournal:
     @pytest.fixture(autouse=True)
     def _platform(self, app_env: dict[str, str]) -> Iterator[None]:
         self.env = Environment(env=app_env)
-        factory = InfrastructureFactory.construct(self.env)
-        assert isinstance(factory, Factory)
-        self.factory = factory
-        yield
-        factory.close()
+        with closing(InfrastructureFactory.construct(self.env)) as factory:
+            assert isinstance(factory, Factory)
+            self.factory = factory
+            yield
 
     def create_recorder(self) -> KJournalApplicationRecorder:
         recorder = self.factory.application_recorder()
@@ -245,18 +235,18 @@ class TestKJournalInfrastructureFactory(_OnKJournal, InfrastructureFactoryTestCa
 
 
 def test_a_topic_with_several_partitions_is_refused(app_env: dict[str, str], topic: str) -> None:
-    factory = InfrastructureFactory.construct({**app_env, "KJOURNAL_TOPIC": topic})
-    with pytest.raises(InfrastructureFactoryError, match="has 4 partitions"):
+    env = {**app_env, "KJOURNAL_TOPIC": topic}
+    refused = pytest.raises(InfrastructureFactoryError, match="has 4 partitions")
+    with closing(InfrastructureFactory.construct(env)) as factory, refused:
         factory.application_recorder()  # the services' fresh topic: 4 partitions
-    factory.close()
 
 
 def test_a_topic_that_does_not_exist_is_refused(app_env: dict[str, str]) -> None:
     missing = unique_name("journal_none")
-    factory = InfrastructureFactory.construct({**app_env, "KJOURNAL_TOPIC": missing})
-    with pytest.raises(InfrastructureFactoryError, match="does not exist"):
+    env = {**app_env, "KJOURNAL_TOPIC": missing}
+    refused = pytest.raises(InfrastructureFactoryError, match="does not exist")
+    with closing(InfrastructureFactory.construct(env)) as factory, refused:
         factory.application_recorder()
-    factory.close()
 
 
 # Imported by module: pytest would collect the library's class itself too.

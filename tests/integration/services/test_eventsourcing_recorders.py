@@ -5,6 +5,7 @@ snapshot topic, a stored event read back by kjournal's own client)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 import pytest
@@ -33,11 +34,10 @@ class TestKJournalAggregateRecorder(AggregateRecorderTestCase):
             "KJOURNAL_READER_URL": reader.url,
             "KJOURNAL_TOPIC": topic,
         }
-        factory = InfrastructureFactory.construct(self.env)
-        assert isinstance(factory, Factory)
-        self.factory = factory
-        yield
-        factory.close()
+        with closing(InfrastructureFactory.construct(self.env)) as factory:
+            assert isinstance(factory, Factory)
+            self.factory = factory
+            yield
 
     def create_recorder(self) -> AggregateRecorder:
         return self.factory.aggregate_recorder()

@@ -20,8 +20,8 @@ from kjournal.model import BinaryPayload, Event, JsonPayload, Key, SeqNr, TextPa
 from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.cassandra.raw import RawEvent, insert_events, insert_head
-from tests.integration.services.conftest import reader_settings
-from tests.integration.services.support import RunningService, start_service
+from tests.integration.services.conftest import reader_of
+from tests.integration.services.support import RunningService
 from tests.support.kafka_journal_keyspace import (
     KAFKA_JOURNAL_TABLES,
     tables_of,
@@ -41,14 +41,7 @@ UNREPLICATED = [Event(SeqNr(4), payload=TextPayload("four")), Event(SeqNr(5))]
 def scala_reader(
     platform: Endpoints, kafka_journal_keyspace: str, service_logs: Path
 ) -> Iterator[RunningService]:
-    service = start_service(
-        "kjournal_reader",
-        reader_settings(platform, kafka_journal_keyspace),
-        service_logs,
-        ready_path="/readyz",
-    )
-    yield service
-    assert service.stop(), service.log()
+    yield from reader_of(platform, kafka_journal_keyspace, service_logs)
 
 
 def replicate_as_kafka_journal(

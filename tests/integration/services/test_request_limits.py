@@ -8,14 +8,11 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from kjournal_dev.platform.lifecycle import Endpoints
 
-from tests.integration.services.conftest import kafka_settings, reader_link
-from tests.integration.services.support import RunningService, end_offsets, start_service
+from tests.integration.services.conftest import WriterStarter
+from tests.integration.services.support import RunningService, end_offsets
 
 pytestmark = [pytest.mark.kafka]
 
@@ -24,23 +21,16 @@ BODY = json.dumps({"events": [{"seqNr": 1, "payload": {"a": 1}}]}).encode()
 
 
 @pytest.fixture(scope="module")
-def strict_writer(
-    platform: Endpoints, reader: RunningService, service_logs: Path
-) -> Iterator[RunningService]:
-    service = start_service(
-        "kjournal_writer",
+def strict_writer(start_writer: WriterStarter) -> RunningService:
+    return start_writer(
         {
-            **kafka_settings(platform),
-            **reader_link(reader),
             "KJOURNAL_HTTP__MAX_HEAD_BYTES": "4096",
             "KJOURNAL_HTTP__MAX_HEADER_COUNT": "20",
             "KJOURNAL_HTTP__HEADER_TIMEOUT_S": str(TIMEOUT_S),
             "KJOURNAL_HTTP__BODY_TIMEOUT_S": str(TIMEOUT_S),
         },
-        service_logs,
+        ready_path="/healthz",
     )
-    yield service
-    assert service.stop(), service.log()
 
 
 def _connect(service: RunningService) -> socket.socket:

@@ -30,7 +30,6 @@ import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -46,8 +45,8 @@ from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.replay import replicate
 from kjournal_dev.platform.topics import create_topic, delete_topics
 
-from tests.integration.services.conftest import kafka_settings, reader_link
-from tests.integration.services.support import RunningService, start_service, wait_for_topic
+from tests.integration.services.conftest import WriterStarter
+from tests.integration.services.support import RunningService, wait_for_topic
 from tests.support.platform import unique_name
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
@@ -64,23 +63,14 @@ PROBLEM = "application/problem+json"
 
 
 @pytest.fixture(scope="module")
-def deep_writer(
-    platform: Endpoints, reader: RunningService, service_logs: Path
-) -> Iterator[RunningService]:
+def deep_writer(start_writer: WriterStarter) -> RunningService:
     """A writer at its most permissive depth, with room for records of a few hundred kB."""
-    service = start_service(
-        "kjournal_writer",
+    return start_writer(
         {
-            **kafka_settings(platform),
-            **reader_link(reader),
             "KJOURNAL_HTTP__MAX_JSON_DEPTH": str(MAX_DEPTH),
             "KJOURNAL_KAFKA__MAX_RECORD_BYTES": str(RECORD_BYTES),
         },
-        service_logs,
-        ready_path="/readyz",
     )
-    yield service
-    assert service.stop(), service.log()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 from kjournal.check.findings import Kind, PartitionResult, Unchecked, seq_ranges
-from kjournal.check.fold import fold_partition
+from kjournal.check.fold import FoldedPartition, fold_partition
 from kjournal.check.partition import check_partition
 from kjournal.check.repair import repair_steps
 from kjournal.check.state import StoredHeads, StoredJournal, expected_of
@@ -94,18 +94,19 @@ def replicated() -> tuple[list[ConsumedRecord], InMemoryReplicatedStore]:
     return records, store
 
 
-def check(records: list[ConsumedRecord], store: InMemoryReplicatedStore) -> PartitionResult:
+def folded_and_checked(
+    records: list[ConsumedRecord], store: InMemoryReplicatedStore
+) -> tuple[FoldedPartition, PartitionResult]:
+    """The whole partition folded, and the store checked against it, two hours after T0."""
+    now = T0 + timedelta(hours=2)
     folded = fold_partition(
-        TOPIC,
-        0,
-        records,
-        beginning=0,
-        end=len(records),
-        now=T0 + timedelta(hours=2),
-        segment_size=SIZE,
+        TOPIC, 0, records, beginning=0, end=len(records), now=now, segment_size=SIZE
     )
-    ids = ids_of(store)
-    return check_partition(folded, Snapshot(store), ids, now=T0 + timedelta(hours=2))
+    return folded, check_partition(folded, Snapshot(store), ids_of(store), now=now)
+
+
+def check(records: list[ConsumedRecord], store: InMemoryReplicatedStore) -> PartitionResult:
+    return folded_and_checked(records, store)[1]
 
 
 def kinds(result: PartitionResult) -> dict[str, set[Kind]]:
@@ -115,16 +116,7 @@ def kinds(result: PartitionResult) -> dict[str, set[Kind]]:
 def repair(
     records: list[ConsumedRecord], store: InMemoryReplicatedStore, strict: bool = False
 ) -> int:
-    folded = fold_partition(
-        TOPIC,
-        0,
-        records,
-        beginning=0,
-        end=len(records),
-        now=T0 + timedelta(hours=2),
-        segment_size=SIZE,
-    )
-    result = check_partition(folded, Snapshot(store), ids_of(store), now=T0 + timedelta(hours=2))
+    folded, result = folded_and_checked(records, store)
     writes = 0
     for journal in result.results:
         stored_head = store.head(journal.key)

@@ -3,7 +3,7 @@ it leaves alone and why, and that a purge it produces replicates like any other.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta
 from functools import partial
 
@@ -23,6 +23,8 @@ from kjournal.testing.records import (
 )
 from kjournal.wire.record import ConsumedRecord
 
+from tests.support.memory_read import InMemoryPartitionLog
+
 pytestmark = pytest.mark.anyio
 
 DAY = ExpireAfter(86_400 * 10**9)
@@ -34,38 +36,16 @@ def key(id: str) -> Key:
     return Key(TOPIC, id)
 
 
-class MemoryLog:
+class MemoryLog(InMemoryPartitionLog):
     """One partition of one topic; `purge` appends a purge record (after `before_purge` ran)."""
 
     def __init__(self) -> None:
-        self.log: list[ConsumedRecord] = []
+        super().__init__(TOPIC, 1)
+        self.log = self.written[0]
         self.before_purge: Callable[[Key], None] = lambda _: None
 
     def add(self, make: Callable[[int], ConsumedRecord]) -> None:
         self.log.append(make(len(self.log)))
-
-    async def partition(self, key: Key) -> int:
-        return 0
-
-    async def end_offset(self, topic: str, partition: int) -> int:
-        return len(self.log)
-
-    async def records_of(
-        self, start: int, end: int, accept: Callable[[bytes | None], bool]
-    ) -> AsyncIterator[ConsumedRecord]:
-        for record in self.log[start:end]:
-            if accept(record.key):
-                yield record
-
-    def records(  # the ExpiryLog signature
-        self,
-        topic: str,
-        partition: int,
-        start: int,
-        end: int,
-        accept: Callable[[bytes | None], bool],
-    ) -> AsyncIterator[ConsumedRecord]:
-        return self.records_of(start, end, accept)
 
     async def purge(self, key: Key) -> PartitionOffset:
         self.before_purge(key)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import pytest
@@ -72,18 +74,25 @@ async def _ask(link: ReaderOutcomes, key: Key, offset: int, token: str | None) -
         return exc
 
 
-@pytest.mark.anyio
-async def test_questions_of_one_moment_go_together_per_topic_and_token() -> None:
-    played = _Reader()
+@asynccontextmanager
+async def _linked(played: _Reader) -> AsyncIterator[ReaderOutcomes]:
+    """A writer's link to `played`, served on a free loopback port."""
     server = await asyncio.start_server(played.handle, "127.0.0.1", 0)
     async with server:
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
         async with ReaderOutcomes(ReaderLinkSettings(url=url)) as link:
-            asked = [
-                _ask(link, Key("journal", f"j{n}"), 7, "Bearer a" if n % 2 else "Bearer b")
-                for n in range(40)
-            ]
-            answers = await asyncio.gather(*asked)
+            yield link
+
+
+@pytest.mark.anyio
+async def test_questions_of_one_moment_go_together_per_topic_and_token() -> None:
+    played = _Reader()
+    async with _linked(played) as link:
+        asked = [
+            _ask(link, Key("journal", f"j{n}"), 7, "Bearer a" if n % 2 else "Bearer b")
+            for n in range(40)
+        ]
+        answers = await asyncio.gather(*asked)
     assert all(getattr(answer, "outcome", None) is Outcome.TAKEN for answer in answers)
     assert sorted(token or "" for token, _ in played.requests) == ["Bearer a", "Bearer b"]
     assert sorted(len(offsets) for _, offsets in played.requests) == [20, 20]
@@ -92,15 +101,12 @@ async def test_questions_of_one_moment_go_together_per_topic_and_token() -> None
 @pytest.mark.anyio
 async def test_each_question_gets_its_own_answer_or_error() -> None:
     played = _Reader()
-    server = await asyncio.start_server(played.handle, "127.0.0.1", 0)
-    async with server:
-        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        async with ReaderOutcomes(ReaderLinkSettings(url=url)) as link:
-            taken, quarantined, unanswered = await asyncio.gather(
-                _ask(link, Key("journal", "t"), 7, None),
-                _ask(link, Key("journal", "q"), 8, None),
-                _ask(link, Key("journal", "u"), 9, None),
-            )
+    async with _linked(played) as link:
+        taken, quarantined, unanswered = await asyncio.gather(
+            _ask(link, Key("journal", "t"), 7, None),
+            _ask(link, Key("journal", "q"), 8, None),
+            _ask(link, Key("journal", "u"), 9, None),
+        )
     assert played.requests == [(None, [7, 8, 9])]
     assert getattr(taken, "outcome", None) is Outcome.TAKEN
     assert isinstance(quarantined, JournalQuarantined)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from kjournal.spans import conventions
 
 ROOT = Path(__file__).parents[3]
@@ -70,20 +72,18 @@ def test_the_sources_are_found() -> None:
     assert len(SOURCES) > 200
 
 
-def test_no_kjournal_attribute_key_is_written_outside_the_catalogue() -> None:
+@pytest.mark.parametrize(
+    "hand_written",
+    [_hand_written_keys, _hand_written_span_names],
+    ids=["no kjournal attribute key", "no span name"],
+)
+def test_none_is_written_outside_the_catalogue(
+    hand_written: Callable[[ast.AST], list[tuple[int, str]]],
+) -> None:
     strays = [
-        f"{path.relative_to(ROOT)}:{line}: {key}"
+        f"{path.relative_to(ROOT)}:{line}: {text}"
         for path in SOURCES
-        for line, key in _hand_written_keys(ast.parse(path.read_text()))
-    ]
-    assert strays == [], "use kjournal.spans.conventions:\n" + "\n".join(strays)
-
-
-def test_no_span_name_is_written_outside_the_catalogue() -> None:
-    strays = [
-        f"{path.relative_to(ROOT)}:{line}: {name}"
-        for path in SOURCES
-        for line, name in _hand_written_span_names(ast.parse(path.read_text()))
+        for line, text in hand_written(ast.parse(path.read_text()))
     ]
     assert strays == [], "use kjournal.spans.conventions:\n" + "\n".join(strays)
 

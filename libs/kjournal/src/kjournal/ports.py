@@ -6,7 +6,7 @@ implement them. The write side is synchronous (it runs inside Spark tasks); the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Collection, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -14,6 +14,7 @@ from kjournal.model import AppendOutcome, EventRecord, Key, SeqNr
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
+from kjournal.wire.record import ConsumedRecord
 
 if TYPE_CHECKING:
     from kjournal.fold.plan import Step
@@ -127,4 +128,20 @@ class AppendOutcomes(Protocol):
 
     async def outcome(self, key: Key, offset: int) -> AppendOutcome:
         """The outcome of the journal's append at `offset` of its partition."""
+        ...
+
+
+class PartitionRecords(Protocol):
+    """A partition's records by offset range, as the log holds them (kafka/tail_scanner.py): what
+    the follower, the topic feed and expiry scan."""
+
+    def records(
+        self,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        accept: Callable[[bytes | None], bool],
+    ) -> AsyncIterator[ConsumedRecord]:
+        """The records at offsets [start, end) whose key `accept`s, in offset order, undecoded."""
         ...

@@ -21,10 +21,10 @@ import asyncio
 from collections import deque
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from types import TracebackType
 
 import aiohttp
 import orjson
+from kjournal.aio import AsyncResource
 from kjournal.api import (
     OutcomeLineOut,
     Problem,
@@ -79,7 +79,7 @@ class _Link:
     requests: int = 0
 
 
-class ReaderOutcomes:
+class ReaderOutcomes(AsyncResource):
     """`kjournal.ports.AppendOutcomes` over the reader's HTTP API; open with `async with`."""
 
     def __init__(self, settings: ReaderLinkSettings, max_requests: int = 4) -> None:
@@ -99,16 +99,10 @@ class ReaderOutcomes:
             aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=0))
         )
 
-    async def __aenter__(self) -> ReaderOutcomes:
+    async def open(self) -> None:
         self._link = self._new_link()
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         for task in list(self._requests):
             task.cancel()
         await asyncio.gather(*self._requests, return_exceptions=True)

@@ -112,24 +112,20 @@ ExpireAfterIn = (
 )
 
 
-class RequestModel(BaseModel):
+class _CamelModel(BaseModel):
+    """Frozen, with camelCase JSON names (the Python names are accepted too)."""
+
     model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        serialize_by_alias=True,
-        extra="forbid",
-        frozen=True,
+        alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True, frozen=True
     )
 
 
-class ResponseModel(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        serialize_by_alias=True,
-        extra="ignore",
-        frozen=True,
-    )
+class RequestModel(_CamelModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ResponseModel(_CamelModel):
+    model_config = ConfigDict(extra="ignore")
 
 
 # --- writer ------------------------------------------------------------------------------------

@@ -88,11 +88,12 @@ class _Step:
     apply: Callable[[_Ddl], None]
 
 
-def _add_column(table: Callable[[TableNames], str], definition: TableDef, column: str) -> _Step:
+def _add_column(table: str, definition: TableDef, column: str) -> _Step:
+    """`table` is the TableNames field naming the table (so is `_create_table`'s)."""
     type_ = definition.column_type(column)
     return _Step(
         f"add {column} {type_}",
-        lambda ddl: ddl.add_column(table(ddl.names), column, type_),
+        lambda ddl: ddl.add_column(_name(ddl.names, table), column, type_),
     )
 
 
@@ -100,34 +101,16 @@ def _drop_table(name: str) -> _Step:
     return _Step(f"drop table {name}", lambda ddl: ddl.drop_table(name))
 
 
-def _create_table(label: str, table: Callable[[TableNames], str], definition: TableDef) -> _Step:
+def _create_table(table: str, definition: TableDef) -> _Step:
     return _Step(
-        f"create table {label}", lambda ddl: ddl.create_table(table(ddl.names), definition)
+        f"create table {table}",
+        lambda ddl: ddl.create_table(_name(ddl.names, table), definition),
     )
 
 
-def _journal(names: TableNames) -> str:
-    return names.journal
-
-
-def _metajournal(names: TableNames) -> str:
-    return names.metajournal
-
-
-def _pointer2(names: TableNames) -> str:
-    return names.pointer2
-
-
-def _quarantine(names: TableNames) -> str:
-    return names.quarantine
-
-
-def _conflicts(names: TableNames) -> str:
-    return names.conflicts
-
-
-def _locks(names: TableNames) -> str:
-    return names.locks
+def _name(names: TableNames, table: str) -> str:
+    name: str = getattr(names, table)
+    return name
 
 
 # The Scala library's `SetupSchema.migrations`, in order; the stored version is the index of the
@@ -135,12 +118,12 @@ def _locks(names: TableNames) -> str:
 # ran unqualified and failed silently outside the session keyspace); ours are always qualified,
 # so they are no-ops here, kept so the numbering matches.
 SCALA_STEPS: Final[tuple[_Step, ...]] = (
-    _add_column(_journal, JOURNAL, "headers"),
-    _add_column(_journal, JOURNAL, "version"),
+    _add_column("journal", JOURNAL, "headers"),
+    _add_column("journal", JOURNAL, "version"),
     _drop_table(_OLD_METADATA_TABLE),
-    _create_table("pointer2", _pointer2, POINTER2),
-    _add_column(_journal, JOURNAL, "meta_record_id"),
-    _add_column(_metajournal, METAJOURNAL, "record_id"),
+    _create_table("pointer2", POINTER2),
+    _add_column("journal", JOURNAL, "meta_record_id"),
+    _add_column("metajournal", METAJOURNAL, "record_id"),
     _drop_table(_OLD_POINTER_TABLE),
     _drop_table(_OLD_METADATA_TABLE),
     _drop_table(_OLD_POINTER_TABLE),
@@ -149,10 +132,10 @@ SCALA_SCHEMA_VERSION: Final = len(SCALA_STEPS) - 1
 
 # Our own steps, recorded under KJOURNAL_SCHEMA_VERSION_KEY with the same index semantics.
 KJOURNAL_STEPS: Final[tuple[_Step, ...]] = (
-    _create_table("quarantine", _quarantine, QUARANTINE),
-    _create_table("conflicts", _conflicts, CONFLICTS),
+    _create_table("quarantine", QUARANTINE),
+    _create_table("conflicts", CONFLICTS),
     # cassandra-sync's, for Scala services that will not create it themselves (auto-create off)
-    _create_table("locks", _locks, LOCKS),
+    _create_table("locks", LOCKS),
 )
 KJOURNAL_SCHEMA_VERSION: Final = len(KJOURNAL_STEPS) - 1
 

@@ -35,6 +35,7 @@ from cassandra.cluster import (
     ResponseFuture,
     Session,
 )
+from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.connection import ConnectionException
 from cassandra.policies import DCAwareRoundRobinPolicy, RetryPolicy, TokenAwarePolicy
 from cassandra.protocol import ErrorMessage, UnauthorizedErrorMessage
@@ -60,6 +61,7 @@ __all__ = [
     "first_page",
     "open_session",
     "prepare",
+    "read_concurrently",
     "translate_error",
 ]
 
@@ -164,6 +166,20 @@ def driver_errors(what: str) -> Iterator[None]:
         if translated is None:
             raise
         raise translated from exc
+
+
+def read_concurrently(
+    session: Session,
+    statement: PreparedStatement,
+    args: Sequence[tuple[Any, ...]],
+    concurrency: int,
+) -> list[list[Any]]:
+    """The rows of `statement` bound to each of `args`, in their order, with `concurrency`
+    requests in flight (read profile); the first error is raised."""
+    results = execute_concurrent_with_args(
+        session, statement, args, concurrency=concurrency, execution_profile=READ_PROFILE
+    )
+    return [list(result) for _, result in results]
 
 
 async def prepare(session: Session, cql: str) -> PreparedStatement:

@@ -15,7 +15,6 @@ from datetime import date
 from typing import Any
 
 from cassandra.cluster import Session
-from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.query import PreparedStatement
 
 from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
@@ -24,7 +23,7 @@ from kjournal.cassandra.segments import (
     OLD_METAJOURNAL_BUCKETS,
     metajournal_bucket,
 )
-from kjournal.cassandra.session import READ_PROFILE, driver_errors
+from kjournal.cassandra.session import READ_PROFILE, driver_errors, read_concurrently
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import journal, metajournal, pointer2
 from kjournal.check.state import StoredHeads
@@ -76,16 +75,7 @@ class CassandraSnapshotReader:
 
     def _heads_by_bucket(self, keys: Sequence[Key]) -> list[dict[int, JournalHead]]:
         buckets = [self._buckets(key.id) for key in keys]
-        args: list[tuple[Any, ...]] = []
-        by_topic: dict[str, list[int]] = {}
-        for index, key in enumerate(keys):
-            by_topic.setdefault(key.topic, []).append(index)
-        for topic, indexes in by_topic.items():
-            for start in range(0, len(indexes), metajournal.HEAD_LOOKUP_GROUP):
-                group = indexes[start : start + metajournal.HEAD_LOOKUP_GROUP]
-                segments = sorted({bucket for index in group for bucket in buckets[index]})
-                ids = list(dict.fromkeys(keys[index].id for index in group))
-                args.append((topic, segments, ids))
+        args = metajournal.heads_select_args(keys, buckets)
         found: list[dict[int, JournalHead]] = [{} for _ in keys]
         wanted = {(key.topic, key.id): index for index, key in enumerate(keys)}
         for (topic, _, _), rows in zip(
@@ -158,14 +148,5 @@ class CassandraSnapshotReader:
     def _read_all(
         self, statement: PreparedStatement, args: Sequence[tuple[Any, ...]], what: str
     ) -> list[list[Any]]:
-        if not args:
-            return []
         with driver_errors(f"reading {what}"):
-            results = execute_concurrent_with_args(
-                self._session,
-                statement,
-                args,
-                concurrency=self._concurrency,
-                execution_profile=READ_PROFILE,
-            )
-            return [list(result) for _, result in results]
+            return read_concurrently(self._session, statement, args, self._concurrency)

@@ -25,6 +25,10 @@ class TableDef:
     clustering: tuple[str, ...] = ()
     indexes: tuple[str, ...] = ()
 
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.columns)
+
     def column_type(self, column: str) -> str:
         return dict(self.columns)[column]
 

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cassandra.cluster import Session
-from cassandra.concurrent import execute_concurrent, execute_concurrent_with_args
+from cassandra.concurrent import execute_concurrent
 from cassandra.query import BatchStatement, BatchType, PreparedStatement, Statement
 from opentelemetry.trace import StatusCode
 
@@ -41,7 +41,13 @@ from kjournal.cassandra.segments import (
     journal_segment,
     metajournal_bucket,
 )
-from kjournal.cassandra.session import READ_PROFILE, WRITE_PROFILE, driver_errors, translate_error
+from kjournal.cassandra.session import (
+    READ_PROFILE,
+    WRITE_PROFILE,
+    driver_errors,
+    read_concurrently,
+    translate_error,
+)
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.spans import cql_span, statement_span
 from kjournal.cassandra.statements import conflicts, journal, metajournal, pointer2, quarantine
@@ -162,16 +168,7 @@ class CassandraReplicatedStore:
             )
             for key in keys
         ]
-        by_topic: dict[str, list[int]] = {}
-        for index, key in enumerate(keys):
-            by_topic.setdefault(key.topic, []).append(index)
-        args = []
-        for topic, indexes in by_topic.items():
-            for start in range(0, len(indexes), metajournal.HEAD_LOOKUP_GROUP):
-                group = indexes[start : start + metajournal.HEAD_LOOKUP_GROUP]
-                segments = sorted({bucket for index in group for bucket in buckets[index]})
-                ids = list(dict.fromkeys(keys[index].id for index in group))
-                args.append((topic, segments, ids))
+        args = metajournal.heads_select_args(keys, buckets)
         found: dict[tuple[str, str], dict[int, tuple[Any, ...]]] = {}
         for (topic, _, _), rows in zip(
             args,
@@ -403,14 +400,7 @@ class CassandraReplicatedStore:
         if not args:
             return []
         with statement_span(statement, **{sem.REQUESTS: len(args)}), driver_errors(what):
-            results = execute_concurrent_with_args(
-                self._session,
-                statement,
-                args,
-                concurrency=self._concurrency,
-                execution_profile=READ_PROFILE,
-            )
-            return [list(result) for _, result in results]
+            return read_concurrently(self._session, statement, args, self._concurrency)
 
 
 class _CqlBatch:

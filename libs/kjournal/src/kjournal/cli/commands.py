@@ -198,8 +198,7 @@ def follow(args: argparse.Namespace, client: Client) -> int:
 def pointer(args: argparse.Namespace, client: Client) -> int:
     seq_nr = client.pointer(_key(args))
     if seq_nr is None:
-        sys.stderr.write(f"no journal {_key(args)}\n")
-        return 1
+        return _no_journal(args)
     print(seq_nr)
     return 0
 
@@ -207,13 +206,17 @@ def pointer(args: argparse.Namespace, client: Client) -> int:
 def status(args: argparse.Namespace, client: Client) -> int:
     current = client.status(_key(args))
     if current is None:
-        sys.stderr.write(f"no journal {_key(args)}\n")
-        return 1
+        return _no_journal(args)
     if args.format == "json":
         print(json.dumps(dict(status_lines(current))))
     else:
         key_values(status_lines(current), sys.stdout)
     return 0
+
+
+def _no_journal(args: argparse.Namespace) -> int:
+    sys.stderr.write(f"no journal {_key(args)}\n")
+    return 1
 
 
 def delete(args: argparse.Namespace, client: Client) -> int:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Protocol
@@ -40,7 +40,8 @@ from kjournal.metrics.catalogue import (
 )
 from kjournal.model import Action, ActionRecord, Append, Key, PartitionOffset
 from kjournal.model.head import JournalHead
-from kjournal.wire.record import ConsumedRecord, decode_action_record
+from kjournal.ports import PartitionRecords
+from kjournal.wire.record import decode_action_record
 
 __all__ = ["ExpiryLog", "ExpiryReport", "ExpiryStore", "Race", "expire_topic"]
 
@@ -59,21 +60,12 @@ class ExpiryStore(Protocol):
     def heads(self, keys: Sequence[Key]) -> list[JournalHead | None]: ...
 
 
-class ExpiryLog(Protocol):
+class ExpiryLog(PartitionRecords, Protocol):
     """The journal log's side: where a journal lives, what its partition holds, purging it."""
 
     async def partition(self, key: Key) -> int: ...
 
     async def end_offset(self, topic: str, partition: int) -> int: ...
-
-    def records(
-        self,
-        topic: str,
-        partition: int,
-        start: int,
-        end: int,
-        accept: Callable[[bytes | None], bool],
-    ) -> AsyncIterator[ConsumedRecord]: ...
 
     async def purge(self, key: Key) -> PartitionOffset:
         """Produce a Purge action of the journal; where it landed."""

@@ -5,27 +5,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Protocol
 
+from kjournal.ports import PartitionRecords
 from kjournal.wire.record import ConsumedRecord
 
 __all__ = ["TopicSource"]
 
 
-class TopicSource(Protocol):
+class TopicSource(PartitionRecords, Protocol):
     async def partition_count(self, topic: str) -> int: ...
 
     async def offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[int, int]]:
         """(beginning, end) offset of each partition; UnknownTopic if the topic is gone."""
-        ...
-
-    def records(
-        self,
-        topic: str,
-        partition: int,
-        start: int,
-        end: int,
-        accept: Callable[[bytes | None], bool],
-    ) -> AsyncIterator[ConsumedRecord]:
-        """The records at offsets [start, end) whose key `accept`s, in offset order, undecoded."""
         ...
 
     def follow(

@@ -20,12 +20,11 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Protocol
 
-from kjournal.aio import cancel_and_wait
+from kjournal.aio import AsyncResource, cancel_and_wait
 from kjournal.errors import (
     DeadlineExceeded,
     FoldUnavailable,
@@ -37,7 +36,7 @@ from kjournal.metrics.catalogue import FOLD_FAILURES, FOLD_STARTS
 from kjournal.model import ActionRecord, Key
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
-from kjournal.ports import EventualReader
+from kjournal.ports import EventualReader, PartitionRecords
 from kjournal.read.bootstrap import start_of
 from kjournal.read.fates import Fate, Lookup
 from kjournal.read.journal_entry import JournalEntry
@@ -81,21 +80,12 @@ class TopicStream(Protocol):
     ) -> AsyncGenerator[list[PartitionBatch], None]: ...
 
 
-class PartitionSource(Protocol):
+class PartitionSource(PartitionRecords, Protocol):
     """What the follower asks Kafka besides the stream (kafka/tail_scanner.py)."""
 
     async def partition_count(self, topic: str) -> int: ...
 
     async def end_offsets(self, topic: str, partitions: Sequence[int]) -> dict[int, int]: ...
-
-    def records(
-        self,
-        topic: str,
-        partition: int,
-        start: int,
-        end: int,
-        accept: Callable[[bytes | None], bool],
-    ) -> AsyncIterator[ConsumedRecord]: ...
 
 
 class EndOffsets:
@@ -437,7 +427,7 @@ class _TopicFolds:
                     raise PartitionCountChanged(self.topic, count, now_count)
 
 
-class Follower:
+class Follower(AsyncResource):
     """The folds of every journal topic this process is asked about; open with `async with`."""
 
     def __init__(
@@ -459,17 +449,11 @@ class Follower:
         self._topics: dict[str, _TopicFolds] = {}
         self._janitor: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> Follower:
+    async def open(self) -> None:
         with untraced():
             self._janitor = asyncio.create_task(self._expire_idle(), name="kjournal-fold-janitor")
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         await cancel_and_wait(self._janitor)
         topics, self._topics = list(self._topics.values()), {}
         for topic in topics:

@@ -16,11 +16,9 @@ import sys
 from pathlib import Path
 
 from kjournal.errors import KJournalError
-from kjournal_service.settings import invalid_settings
-from pydantic import ValidationError
 
 from kjournal_replicator.check.job import CheckOptions, run_check
-from kjournal_replicator.expiry.__main__ import configure_stderr_logging
+from kjournal_replicator.ops_command import add_metrics_arguments, command_main, read_settings
 from kjournal_replicator.settings import ReplicatorSettings
 
 __all__ = ["add_arguments", "main", "run_command"]
@@ -49,15 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--format", choices=["table", "json"], default="table")
     parser.add_argument("--json-file", type=Path, help="also write the JSON report here")
-    parser.add_argument("--metrics-file", type=Path, help="write the run's metrics here")
-    parser.add_argument("--pushgateway", help="push the run's metrics to this Pushgateway")
+    add_metrics_arguments(parser)
 
 
 def run_command(args: argparse.Namespace) -> int:
-    try:
-        settings = ReplicatorSettings()
-    except ValidationError as exc:
-        log.error("invalid settings:\n%s", invalid_settings(exc))
+    settings = read_settings(ReplicatorSettings, log)
+    if settings is None:
         return 2
     if args.settle_s < 0:
         log.error("--settle-s must not be negative")
@@ -87,13 +82,13 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    configure_stderr_logging()
-    parser = argparse.ArgumentParser(
-        prog="python -m kjournal_replicator.check",
-        description="Compare Cassandra with the fold of what Kafka still holds; --repair it.",
+    return command_main(
+        "python -m kjournal_replicator.check",
+        "Compare Cassandra with the fold of what Kafka still holds; --repair it.",
+        add_arguments,
+        run_command,
+        argv,
     )
-    add_arguments(parser)
-    return run_command(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

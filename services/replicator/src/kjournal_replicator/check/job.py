@@ -15,8 +15,6 @@ from kjournal.cassandra.session import connect
 from kjournal.cassandra.snapshot import CassandraSnapshotReader
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.check.findings import JournalResult, PartitionResult
-from kjournal.check.fold import fold_partition
-from kjournal.check.partition import check_partition
 from kjournal.check.report import TopicReport
 from kjournal.errors import MicroBatchError
 from kjournal.metrics.catalogue import CHECK_EVENTS, CHECK_JOURNALS, CHECK_RUN_SECONDS
@@ -34,7 +32,7 @@ from kjournal_replicator.check.recheck import (
     settle_pointer2,
 )
 from kjournal_replicator.check.repair import CHANGED, REPAIRED, repair_journal, repair_pointer2
-from kjournal_replicator.check.task import CheckTask
+from kjournal_replicator.check.task import CheckTask, check_one
 from kjournal_replicator.ranges import OffsetRange
 from kjournal_replicator.run_metrics import hand_on
 from kjournal_replicator.settings import ReplicatorSettings
@@ -153,20 +151,15 @@ def _check_in_process(
     records: Sequence[ConsumedRecord],
     started_at: datetime,
 ) -> PartitionResult:
-    beginning, end = plan.offsets[partition]
-    cassandra = settings.cassandra
-    folded = fold_partition(
+    return check_one(
         plan.topic,
         partition,
         records,
-        beginning=beginning,
-        end=end,
-        now=started_at,
-        segment_size=cassandra.segment_size,
-        expiry_zone=cassandra.expiry_zone,
-    )
-    return check_partition(
-        folded, snapshot, plan.stored_ids.get(partition, ()), expiry_zone=cassandra.expiry_zone
+        plan.offsets[partition],
+        snapshot,
+        plan.stored_ids.get(partition, ()),
+        settings.cassandra,
+        started_at,
     )
 
 

@@ -63,22 +63,34 @@ def check_records(
         if any(a.offset >= b.offset for a, b in itertools.pairwise(part)):
             part.sort(key=lambda record: record.offset)
         beginning, end = bounds[(topic, partition)]
-        folded = fold_partition(
-            topic,
-            partition,
-            part,
-            beginning=beginning,
-            end=end,
-            now=started,
-            segment_size=cassandra.segment_size,
-            expiry_zone=cassandra.expiry_zone,
-        )
-        yield check_partition(
-            folded,
-            reader,
-            stored_ids.get((topic, partition), ()),
-            expiry_zone=cassandra.expiry_zone,
-        )
+        ids = stored_ids.get((topic, partition), ())
+        yield check_one(topic, partition, part, (beginning, end), reader, ids, cassandra, started)
+
+
+def check_one(
+    topic: str,
+    partition: int,
+    records: Sequence[ConsumedRecord],
+    bounds: tuple[int, int],
+    reader: CassandraSnapshotReader,
+    stored_ids: Sequence[str],
+    cassandra: CassandraSettings,
+    started: datetime,
+) -> PartitionResult:
+    """One partition's `records` (all of it from `bounds`' beginning to end, in offset order)
+    folded, and the store compared with the fold."""
+    beginning, end = bounds
+    folded = fold_partition(
+        topic,
+        partition,
+        records,
+        beginning=beginning,
+        end=end,
+        now=started,
+        segment_size=cassandra.segment_size,
+        expiry_zone=cassandra.expiry_zone,
+    )
+    return check_partition(folded, reader, stored_ids, expiry_zone=cassandra.expiry_zone)
 
 
 _lock = threading.Lock()

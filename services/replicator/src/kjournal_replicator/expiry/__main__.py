@@ -12,29 +12,16 @@ import argparse
 import asyncio
 import logging
 import sys
-from pathlib import Path
 
 from kjournal.errors import KJournalError
-from kjournal_service.settings import invalid_settings
-from pydantic import ValidationError
 
 from kjournal_replicator.expiry.job import ExpiryOptions, dumps, run_expiry
 from kjournal_replicator.expiry.settings import ExpirySettings
+from kjournal_replicator.ops_command import add_metrics_arguments, command_main, read_settings
 
-__all__ = ["add_arguments", "configure_stderr_logging", "main", "run_command"]
+__all__ = ["add_arguments", "main", "run_command"]
 
 log = logging.getLogger("kjournal_replicator.expiry")
-
-
-def configure_stderr_logging() -> None:
-    """Log lines on stderr, so that stdout holds the report alone."""
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("aiokafka").setLevel(logging.WARNING)
-    logging.getLogger("cassandra").setLevel(logging.WARNING)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,15 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-purges", type=int, help="purges per topic and run at most")
     parser.add_argument("--dry-run", action="store_true", help="decide, purge nothing")
     parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--metrics-file", type=Path, help="write the run's metrics here")
-    parser.add_argument("--pushgateway", help="push the run's metrics to this Pushgateway")
+    add_metrics_arguments(parser)
 
 
 def run_command(args: argparse.Namespace) -> int:
-    try:
-        settings = ExpirySettings()
-    except ValidationError as exc:
-        log.error("invalid settings:\n%s", invalid_settings(exc))
+    settings = read_settings(ExpirySettings, log)
+    if settings is None:
         return 2
     job = settings.expiry
     options = ExpiryOptions(
@@ -84,13 +68,13 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    configure_stderr_logging()
-    parser = argparse.ArgumentParser(
-        prog="python -m kjournal_replicator.expiry",
-        description="Purge, through Kafka, the journals whose expire_on date has come.",
+    return command_main(
+        "python -m kjournal_replicator.expiry",
+        "Purge, through Kafka, the journals whose expire_on date has come.",
+        add_arguments,
+        run_command,
+        argv,
     )
-    add_arguments(parser)
-    return run_command(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -8,18 +8,14 @@ job's origin in their header.
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack
 from datetime import UTC, datetime
-from types import TracebackType
 
-from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.producer import ActionProducer
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
-from kjournal.kafka.tail_scanner import KafkaTailScanner
-from kjournal.kafka.topics import TopicPartitions
 from kjournal.model import Key, PartitionOffset, Purge, PurgeHeader
-from kjournal.wire.record import ConsumedRecord, encode_action
+from kjournal.wire.record import encode_action
+
+from kjournal_replicator.scanned_log import ScannedLog
 
 __all__ = ["ORIGIN", "KafkaExpiryLog"]
 
@@ -27,58 +23,20 @@ ORIGIN = f"kjournal-expiry@{socket.gethostname()}"
 """The `origin` of the purges the job produces: where an operator reading the log sees them."""
 
 
-class KafkaExpiryLog:
+class KafkaExpiryLog(ScannedLog):
     """Open with `async with`; implements kjournal.expiry.ExpiryLog."""
 
     def __init__(self, kafka: KafkaSettings, version: str) -> None:
-        self._kafka = kafka
+        super().__init__(kafka, ConsumerPoolSettings(max_size=2))
         self._version = version
-        self._stack = AsyncExitStack()
-        self._scanner: KafkaTailScanner | None = None
         self._producer: ActionProducer | None = None
 
-    async def __aenter__(self) -> KafkaExpiryLog:
-        stack = self._stack
-        try:
-            topics = await stack.enter_async_context(TopicPartitions(self._kafka))
-            pool_settings = ConsumerPoolSettings(max_size=2)
-            pool = await stack.enter_async_context(ConsumerPool(self._kafka, pool_settings))
-            self._scanner = KafkaTailScanner(pool, topics, pool_settings)
-            self._producer = await stack.enter_async_context(ActionProducer(self._kafka, topics))
-        except BaseException:
-            await stack.aclose()
-            raise
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self._stack.aclose()
-
-    @property
-    def scanner(self) -> KafkaTailScanner:
-        if self._scanner is None:
-            raise RuntimeError("KafkaExpiryLog is not open")
-        return self._scanner
+    async def open(self) -> None:
+        topics = await self._open_scanner()
+        self._producer = await self._stack.enter_async_context(ActionProducer(self._kafka, topics))
 
     async def partition(self, key: Key) -> int:
         return await self.scanner.partition(key)
-
-    async def end_offset(self, topic: str, partition: int) -> int:
-        return await self.scanner.end_offset(topic, partition)
-
-    def records(
-        self,
-        topic: str,
-        partition: int,
-        start: int,
-        end: int,
-        accept: Callable[[bytes | None], bool],
-    ) -> AsyncIterator[ConsumedRecord]:
-        return self.scanner.records(topic, partition, start, end, accept)
 
     async def purge(self, key: Key) -> PartitionOffset:
         if self._producer is None:

@@ -14,7 +14,7 @@ from typing import Any, Final
 from cassandra.query import PreparedStatement
 
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import Prepare, cql
 from kjournal.cassandra.tables import TableDef
 from kjournal.model import PartitionOffset, seq_nr
 from kjournal.model.conflict import Conflict
@@ -44,21 +44,16 @@ CONFLICTS = TableDef(
     clustering=("partition", "offset", "seq_nr"),
 )
 
-COLUMNS: Final = tuple(name for name, _ in CONFLICTS.columns)
+COLUMNS: Final = CONFLICTS.column_names
 
 
 def insert_cql(tables: TableNames) -> str:
-    columns = ", ".join(COLUMNS)
-    marks = ", ".join("?" for _ in COLUMNS)
-    return f"INSERT INTO {tables.qualified(tables.conflicts)} ({columns}) VALUES ({marks})"
+    return cql.insert(tables.qualified(tables.conflicts), COLUMNS)
 
 
 def select_cql(tables: TableNames) -> str:
     """A journal's conflicts, oldest first; binds (topic, id, limit)."""
-    return (
-        f"SELECT {', '.join(COLUMNS)} FROM {tables.qualified(tables.conflicts)} "
-        "WHERE topic = ? AND id = ? LIMIT ?"
-    )
+    return cql.select(tables.qualified(tables.conflicts), COLUMNS, "topic = ? AND id = ? LIMIT ?")
 
 
 def insert_values(conflict: Conflict) -> tuple[Any, ...]:

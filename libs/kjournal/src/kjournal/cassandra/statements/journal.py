@@ -24,7 +24,7 @@ from cassandra.query import UNSET_VALUE, PreparedStatement, Statement
 
 from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import Prepare, cql
 from kjournal.cassandra.tables import TableDef
 from kjournal.errors import DataIntegrityError, FormatError, InvalidPayload
 from kjournal.model import (
@@ -115,33 +115,28 @@ SELECT_COLUMNS: Final = INSERT_COLUMNS[3:]
 META_RECORD_ID_INDEX: Final = SELECT_COLUMNS.index("meta_record_id")
 
 
+# A segment of one journal: the table's partition key.
+_SEGMENT: Final = "id = ? AND topic = ? AND segment = ?"
+
+
 def insert_cql(tables: TableNames) -> str:
-    columns = ", ".join(INSERT_COLUMNS)
-    marks = ", ".join("?" for _ in INSERT_COLUMNS)
-    return f"INSERT INTO {tables.qualified(tables.journal)} ({columns}) VALUES ({marks})"
+    return cql.insert(tables.qualified(tables.journal), INSERT_COLUMNS)
 
 
 def delete_segment_cql(tables: TableNames) -> str:
     """A whole segment of one journal; binds (id, topic, segment)."""
-    return (
-        f"DELETE FROM {tables.qualified(tables.journal)} WHERE id = ? AND topic = ? AND segment = ?"
-    )
+    return cql.delete(tables.qualified(tables.journal), _SEGMENT)
 
 
 def delete_segment_to_cql(tables: TableNames) -> str:
     """A segment's rows with seq_nr ≤ to; binds (id, topic, segment, to)."""
-    return (
-        f"DELETE FROM {tables.qualified(tables.journal)} "
-        "WHERE id = ? AND topic = ? AND segment = ? AND seq_nr <= ?"
-    )
+    return cql.delete(tables.qualified(tables.journal), f"{_SEGMENT} AND seq_nr <= ?")
 
 
 def delete_row_cql(tables: TableNames) -> str:
     """One row; binds (id, topic, segment, seq_nr, timestamp). The check's repair's alone."""
-    return (
-        f"DELETE FROM {tables.qualified(tables.journal)} "
-        "WHERE id = ? AND topic = ? AND segment = ? AND seq_nr = ? AND timestamp = ?"
-    )
+    row = f"{_SEGMENT} AND seq_nr = ? AND timestamp = ?"
+    return cql.delete(tables.qualified(tables.journal), row)
 
 
 # Cassandra returns these as text: the driver builds uuid.UUID, SortedSet and OrderedMap values
@@ -159,11 +154,9 @@ def select_cql(tables: TableNames) -> str:
     Columns in `SELECT_COLUMNS` order, with meta_record_id as text and tags and headers
     as JSON text (`toJson`), the form EventRowDecoder reads fastest.
     """
-    columns = ", ".join(_SELECTED_AS_TEXT.get(name, name) for name in SELECT_COLUMNS)
-    return (
-        f"SELECT {columns} FROM {tables.qualified(tables.journal)} "
-        "WHERE id = ? AND topic = ? AND segment = ? AND seq_nr >= ? AND seq_nr <= ?"
-    )
+    columns = [_SELECTED_AS_TEXT.get(name, name) for name in SELECT_COLUMNS]
+    where = f"{_SEGMENT} AND seq_nr >= ? AND seq_nr <= ?"
+    return cql.select(tables.qualified(tables.journal), columns, where)
 
 
 def payload_to_columns(payload: Payload | None) -> tuple[str | None, str | None, bytes | None]:

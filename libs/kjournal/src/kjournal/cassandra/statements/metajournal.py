@@ -8,6 +8,7 @@ buckets) or the old one (100).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Final
@@ -17,7 +18,7 @@ from cassandra.util import Date, Duration
 
 from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import Prepare, cql
 from kjournal.cassandra.statements.journal import unset_if_none
 from kjournal.cassandra.tables import TableDef
 from kjournal.errors import FormatError, InvalidDuration, InvalidSeqNr
@@ -37,6 +38,7 @@ __all__ = [
     "expire_after_to_duration",
     "expired_select_cql",
     "head_in_buckets_select_cql",
+    "heads_select_args",
     "heads_select_cql",
     "ids_select_cql",
     "insert_cql",
@@ -89,10 +91,9 @@ HEAD_COLUMNS: Final = (
 def head_in_buckets_select_cql(tables: TableNames) -> str:
     """The heads of one journal in the buckets listed (the current layout's and the old one's:
     one request for both), each row led by its bucket; binds (topic, [segments], id)."""
-    return (
-        f"SELECT segment, {', '.join(HEAD_COLUMNS)} "
-        f"FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment IN ? AND id = ?"
-    )
+    columns = ("segment", *HEAD_COLUMNS)
+    where = "topic = ? AND segment IN ? AND id = ?"
+    return cql.select(tables.qualified(tables.metajournal), columns, where)
 
 
 def expire_after_to_duration(value: ExpireAfter) -> Duration:
@@ -171,36 +172,48 @@ def heads_select_cql(tables: TableNames) -> str:
 
     Columns: segment, id, then `HEAD_COLUMNS`.
     """
-    return (
-        f"SELECT segment, id, {', '.join(HEAD_COLUMNS)} "
-        f"FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment IN ? AND id IN ?"
-    )
+    columns = ("segment", "id", *HEAD_COLUMNS)
+    where = "topic = ? AND segment IN ? AND id IN ?"
+    return cql.select(tables.qualified(tables.metajournal), columns, where)
+
+
+def heads_select_args(
+    keys: Sequence[Key], buckets: Sequence[Collection[int]]
+) -> list[tuple[str, list[int], list[str]]]:
+    """`heads_select_cql`'s bind values for the heads of `keys`, each looked for in its
+    `buckets`: one query per topic and `HEAD_LOOKUP_GROUP` journals, each bucket and id once."""
+    by_topic: dict[str, list[int]] = {}
+    for index, key in enumerate(keys):
+        by_topic.setdefault(key.topic, []).append(index)
+    args = []
+    for topic, indexes in by_topic.items():
+        for start in range(0, len(indexes), HEAD_LOOKUP_GROUP):
+            group = indexes[start : start + HEAD_LOOKUP_GROUP]
+            segments = sorted({bucket for index in group for bucket in buckets[index]})
+            ids = list(dict.fromkeys(keys[index].id for index in group))
+            args.append((topic, segments, ids))
+    return args
 
 
 def insert_cql(tables: TableNames) -> str:
     """A new head; binds `HEAD_INSERT_COLUMNS`."""
-    columns = ", ".join(HEAD_INSERT_COLUMNS)
-    marks = ", ".join("?" for _ in HEAD_INSERT_COLUMNS)
-    return f"INSERT INTO {tables.qualified(tables.metajournal)} ({columns}) VALUES ({marks})"
+    return cql.insert(tables.qualified(tables.metajournal), HEAD_INSERT_COLUMNS)
 
 
 def delete_cql(tables: TableNames) -> str:
     """One head; binds (topic, segment, id)."""
-    return (
-        f"DELETE FROM {tables.qualified(tables.metajournal)} "
-        "WHERE topic = ? AND segment = ? AND id = ?"
-    )
+    return cql.delete(tables.qualified(tables.metajournal), "topic = ? AND segment = ? AND id = ?")
 
 
 def partitions_select_cql(tables: TableNames) -> str:
     """Every (topic, bucket) partition of the table: one scan of partition keys, which tells the
     buckets a topic uses without a query per bucket."""
-    return f"SELECT DISTINCT topic, segment FROM {tables.qualified(tables.metajournal)}"
+    return cql.select(tables.qualified(tables.metajournal), "DISTINCT topic, segment")
 
 
 def ids_select_cql(tables: TableNames) -> str:
     """The ids of one bucket of a topic; binds (topic, segment)."""
-    return f"SELECT id FROM {tables.qualified(tables.metajournal)} WHERE topic = ? AND segment = ?"
+    return cql.select(tables.qualified(tables.metajournal), "id", "topic = ? AND segment = ?")
 
 
 def expired_select_cql(tables: TableNames) -> str:
@@ -210,10 +223,8 @@ def expired_select_cql(tables: TableNames) -> str:
     Through the `expire_on` index (the one kafka-journal's `PurgeExpired` selects by), filtered
     by topic: one query per date whatever the number of buckets.
     """
-    return (
-        f"SELECT id FROM {tables.qualified(tables.metajournal)} "
-        "WHERE expire_on = ? AND topic = ? ALLOW FILTERING"
-    )
+    where = "expire_on = ? AND topic = ? ALLOW FILTERING"
+    return cql.select(tables.qualified(tables.metajournal), "id", where)
 
 
 # (seq_nr set, delete_to and expiry: 0 untouched / 1 set / 2 removed)

@@ -8,7 +8,7 @@ from datetime import datetime
 from cassandra.query import PreparedStatement, Statement
 
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import Prepare, cql
 from kjournal.cassandra.tables import TableDef
 
 __all__ = ["POINTER2", "StoreStatements", "insert_cql", "select_cql", "update_cql"]
@@ -27,17 +27,12 @@ POINTER2 = TableDef(
 
 def select_cql(tables: TableNames) -> str:
     """Binds (topic, partition); one column, `offset`."""
-    return (
-        f"SELECT offset FROM {tables.qualified(tables.pointer2)} WHERE topic = ? AND partition = ?"
-    )
+    return cql.select(tables.qualified(tables.pointer2), "offset", "topic = ? AND partition = ?")
 
 
 def insert_cql(tables: TableNames) -> str:
     """The first pointer of a partition; binds (topic, partition, offset, created, updated)."""
-    return (
-        f"INSERT INTO {tables.qualified(tables.pointer2)} "
-        "(topic, partition, offset, created, updated) VALUES (?, ?, ?, ?, ?)"
-    )
+    return cql.insert(tables.qualified(tables.pointer2), POINTER2.column_names)
 
 
 def update_cql(tables: TableNames) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Final
 from cassandra.query import PreparedStatement
 
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import Prepare, cql
 from kjournal.cassandra.statements.journal import unset_if_none
 from kjournal.cassandra.tables import TableDef
 from kjournal.model.quarantine import QuarantinedRecord
@@ -48,34 +48,19 @@ QUARANTINE = TableDef(
     clustering=("partition", "offset"),
 )
 
-COLUMNS: Final = (
-    "topic",
-    "id",
-    "partition",
-    "offset",
-    "reason",
-    "header",
-    "value",
-    "record_timestamp",
-    "quarantined_at",
-)
+COLUMNS: Final = QUARANTINE.column_names
 
 # A record without a key is kept under the empty id (the table's key cannot be null).
 _NO_ID: Final = ""
 
 
 def insert_cql(tables: TableNames) -> str:
-    columns = ", ".join(COLUMNS)
-    marks = ", ".join("?" for _ in COLUMNS)
-    return f"INSERT INTO {tables.qualified(tables.quarantine)} ({columns}) VALUES ({marks})"
+    return cql.insert(tables.qualified(tables.quarantine), COLUMNS)
 
 
 def select_cql(tables: TableNames) -> str:
     """The oldest quarantined record of one journal; binds (topic, id)."""
-    return (
-        f"SELECT {', '.join(COLUMNS)} FROM {tables.qualified(tables.quarantine)} "
-        "WHERE topic = ? AND id = ? LIMIT 1"
-    )
+    return cql.select(tables.qualified(tables.quarantine), COLUMNS, "topic = ? AND id = ? LIMIT 1")
 
 
 def insert_values(record: QuarantinedRecord) -> tuple[Any, ...]:
@@ -114,23 +99,19 @@ def _utc(value: datetime | None) -> datetime | None:
 
 def journals_cql(tables: TableNames) -> str:
     """Every quarantined journal, as (topic, id): a scan, over a normally tiny table."""
-    return f"SELECT DISTINCT topic, id FROM {tables.qualified(tables.quarantine)}"
+    return cql.select(tables.qualified(tables.quarantine), "DISTINCT topic, id")
 
 
 def first_of_journal_cql(tables: TableNames) -> str:
     """(partition, offset) of a journal's first quarantined record; binds (topic, id)."""
-    return (
-        f"SELECT partition, offset FROM {tables.qualified(tables.quarantine)} "
-        "WHERE topic = ? AND id = ? LIMIT 1"
-    )
+    columns = ("partition", "offset")
+    return cql.select(tables.qualified(tables.quarantine), columns, "topic = ? AND id = ? LIMIT 1")
 
 
 def first_in_partition_cql(tables: TableNames) -> str:
     """The first quarantined offset of a journal in one partition; binds (topic, id, partition)."""
-    return (
-        f"SELECT offset FROM {tables.qualified(tables.quarantine)} "
-        "WHERE topic = ? AND id = ? AND partition = ? LIMIT 1"
-    )
+    where = "topic = ? AND id = ? AND partition = ? LIMIT 1"
+    return cql.select(tables.qualified(tables.quarantine), "offset", where)
 
 
 @dataclass(frozen=True, slots=True)
