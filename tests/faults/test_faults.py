@@ -263,13 +263,24 @@ def test_duplicate_and_overlapping_appends(
             other = Event(SeqNr(1), payload=JsonPayload({"not": "the first copy"}))
             with pytest.raises(AppendConflict):  # in Kafka, dropped: never read
                 await client.append(key, [other])
+            # The same on a journal of its own, whose only conflict it is: a status shows a
+            # journal's first 20 conflicts by offset, and the load's overlapping appends (dropped
+            # whole, conflicts too) can fill them before the resend's.
+            alone = Key(key.topic, f"{key.id}-resent")
+            await client.append(alone, [Event(SeqNr(1), payload=JsonPayload(payload_of(alone, 1)))])
+            with pytest.raises(AppendConflict):
+                await client.append(alone, [other])
             await wait_replicated(faults_platform, (TOPIC,))
             status = await client.status(key)
             assert status is not None
-            # the overlapping appends of the load are conflicts too (dropped whole)
-            assert 1 in [int(c.seq_nr) for c in status.conflicts or ()]
+            assert status.conflicts  # the load's overlapping appends
             first = [r async for r in client.read(key, to=1)]
             assert _payload_value(first[0].event) == payload_of(key, 1)
+            status = await client.status(alone)
+            assert status is not None
+            assert [int(c.seq_nr) for c in status.conflicts or ()] == [1]
+            first = [r async for r in client.read(alone, to=1)]
+            assert _payload_value(first[0].event) == payload_of(alone, 1)
 
     asyncio.run(conflicting_resend())
 

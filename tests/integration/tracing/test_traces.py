@@ -18,6 +18,7 @@ from aiokafka import AIOKafkaProducer
 from cassandra.cluster import Session
 from kjournal.client import Client
 from kjournal.model import Event, Events, JsonPayload, Key, SeqNr
+from kjournal.spans import conventions as sem
 from kjournal.wire.record import append_action, encode_action
 from kjournal_dev.traces.waterfall import Span, read_spans
 from opentelemetry import context, trace
@@ -93,7 +94,9 @@ def test_one_append_traced_from_the_client_through_kafka_and_spark_to_a_read(
         "replicator slice span linked to the append, and the reader's span of its outcome",
         lambda found: (
             any(s.service == "kjournal-replicator" and s.links for s in found)
-            and any(s.service == "kjournal-reader" and s.kind == SERVER for s in found)
+            and any(
+                s.service == "kjournal-reader" and s.name == sem.SPAN_APPEND_OUTCOME for s in found
+            )
         ),
         mentioning=append_trace,
     )
@@ -101,9 +104,12 @@ def test_one_append_traced_from_the_client_through_kafka_and_spark_to_a_read(
     assert server.parent_id == _hex(appending.span_id, 16)
     assert server.name == "POST /v1/journals/{topic}/{id}/events"
     assert server.attributes["http.response.status_code"] == 201
-    # The writer asked the reader for the append's outcome within the append's trace.
-    outcome = _one(spans, trace_id=append_trace, kind=SERVER, service="kjournal-reader")
-    assert outcome.name == "GET /v1/journals/{topic}/{id}/appends/{offset}"
+    # The writer asked the reader for the append's outcome (with the questions of the moment, in
+    # one request); the reader's span for this question sits in the append's trace, under the
+    # writer's.
+    outcome = _one(
+        spans, trace_id=append_trace, service="kjournal-reader", name=sem.SPAN_APPEND_OUTCOME
+    )
     assert outcome.parent_id == server.span_id
     # The produce span, under it, says where the record went.
     produce = _one(_children(spans, server), kind=PRODUCER)

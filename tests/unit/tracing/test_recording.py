@@ -66,3 +66,25 @@ def test_a_disabled_sdk_is_not_looked_for() -> None:
 
 def test_under_a_span_not_sampled_nothing_is_recorded() -> None:
     assert _run(UNSAMPLED) == "True True False"
+
+
+REMOTE_SAMPLED = """
+from kjournal.spans import recording
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+trace.set_tracer_provider(TracerProvider())
+sampled = trace.SpanContext(1, 2, is_remote=True, trace_flags=trace.TraceFlags(1))
+local = trace.SpanContext(1, 3, is_remote=False, trace_flags=trace.TraceFlags(1))
+with trace.use_span(trace.NonRecordingSpan(sampled)):
+    remote = recording()
+with trace.use_span(trace.NonRecordingSpan(local)):
+    print(remote, recording())
+"""
+
+
+def test_under_a_sampled_remote_parent_spans_are_made() -> None:
+    """A question's trace context extracted from the writer's request body (the reader's
+    `append outcome` span) is a remote parent: it records nothing here, but its flags say the
+    trace is sampled, so the span under it is made. A local span that does not record is a
+    decision not to sample: nothing under it."""
+    assert _run(REMOTE_SAMPLED) == "True False"

@@ -239,7 +239,11 @@ class OutcomeQuestionIn(RequestModel):
     """One append of the topic whose outcome the writer asks, and its trace context."""
 
     id: str = Field(min_length=1, description="the journal's id")
-    offset: int = Field(strict=True, ge=0, le=2**63 - 1, description="the append's offset")
+    offset: Annotated[
+        int,
+        Field(strict=True, ge=0, le=2**63 - 1, description="the append's offset"),
+        BeforeValidator(_whole_number),
+    ]
     traceparent: str | None = Field(
         default=None, max_length=256, description="the append's W3C trace context, if traced"
     )

@@ -49,11 +49,15 @@ def installed() -> bool:
 
 def recording() -> bool:
     """Whether kjournal's spans are made here: `installed()`, and the current span, if there
-    is one, is sampled."""
+    is one, is sampled (a remote parent, extracted from a carrier, by its flags: it records
+    nothing here, but its trace does)."""
     if not installed():
         return False
     current = get_current_span()
-    return current is INVALID_SPAN or current.is_recording()
+    if current is INVALID_SPAN or current.is_recording():
+        return True
+    parent = current.get_span_context()
+    return parent.is_remote and parent.trace_flags.sampled
 
 
 @contextmanager

@@ -78,7 +78,9 @@ async def append_outcome(journal: JournalDep, offset: OffsetPath) -> AppendOutco
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": OutcomesRequest.model_json_schema()}},
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/OutcomesRequest"}}
+            },
         }
     },
 )
@@ -190,5 +192,6 @@ def _problem_line(index: int, error: KJournalError) -> bytes:
     return orjson.dumps({"i": index, "problem": problem}, option=orjson.OPT_APPEND_NEWLINE)
 
 
-# Documented for the OpenAPI components (the answer's lines).
-OPENAPI_MODELS = (OutcomeLineOut,)
+# Documented for the OpenAPI components (the answer's lines, and the request body: a schema of
+# its own inlined into the operation would carry `$defs` references nothing resolves).
+OPENAPI_MODELS = (OutcomeLineOut, OutcomesRequest)
