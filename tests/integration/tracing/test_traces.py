@@ -170,13 +170,18 @@ def test_one_append_traced_from_the_client_through_kafka_and_spark_to_a_read(
     assert get.name == "GET /v1/journals/{topic}/{id}/events"
     assert get.attributes["kjournal.events"] == 3
     assert get.attributes["http.response.body.size"] > 0
+    # The reader's fold knows the journal (it asked the appends' outcomes): the read takes the
+    # partition's end; its events come from Cassandra's rows (the head's metadata read once for
+    # them) or from the fold's memory while it still holds them (pointer2, read every half
+    # second, trims it). A page read from Cassandra is a CLIENT span of the read's trace.
     phases = {s.name: s for s in _children(read_spans, get)}
-    assert {"end offset", "pointer2", "head", "SELECT journal"} <= phases.keys()
-    assert phases["SELECT journal"].kind == CLIENT
-    assert phases["SELECT journal"].attributes["db.response.returned_rows"] == 3
-    assert phases["SELECT journal"].attributes["db.namespace"] == traced_keyspace
-    assert "?" in phases["SELECT journal"].attributes["db.query.text"]
-    assert any(s.name == "SELECT pointer2" for s in _children(read_spans, phases["pointer2"]))
+    assert "end offset" in phases
+    for rows in (s for s in read_spans if s.name == "SELECT journal"):
+        assert rows.trace_id == read_trace
+        assert rows.kind == CLIENT
+        assert rows.attributes["db.response.returned_rows"] == 3
+        assert rows.attributes["db.namespace"] == traced_keyspace
+        assert "?" in rows.attributes["db.query.text"]
 
 
 def test_a_malformed_traceparent_in_a_request_starts_a_new_trace(

@@ -38,6 +38,7 @@ from kjournal.api.schemas import (
     EventOut,
     FeedEntryOut,
     JournalIdOut,
+    OutcomeLineOut,
     Problem,
 )
 from kjournal.model.seq_nr import SEQ_NR_MAX
@@ -50,7 +51,10 @@ _LINE_MODELS: dict[str, type[BaseModel]] = {
     "/v1/journals/{topic}/{id}/events": EventOut,
     "/v1/topics/{topic}/journals": JournalIdOut,
     "/v1/topics/{topic}/events": FeedEntryOut,
+    "/v1/topics/{topic}/outcomes": OutcomeLineOut,
 }
+# Answers whose every line may carry a problem (one per question), not only a final one.
+_PROBLEMS_PER_LINE = {"/v1/topics/{topic}/outcomes"}
 _FEED = "/v1/topics/{topic}/events"
 _PARTITIONS_SHAPE = re.compile(r"(0|[1-9][0-9]{0,9})(,(0|[1-9][0-9]{0,9}))*")
 
@@ -194,16 +198,18 @@ def after_call(
 def ndjson_lines_conform(
     ctx: schemathesis.CheckContext, response: schemathesis.Response, case: schemathesis.Case[Any]
 ) -> bool | None:
-    """Every complete line of an NDJSON answer is one line model, or the final problem line."""
+    """Every complete line of an NDJSON answer is one line model, or the final problem line
+    (an outcomes answer's lines each hold an outcome or a problem: its line model says so)."""
     content_type = (response.headers.get("content-type") or [""])[0]
     if not content_type.startswith("application/x-ndjson"):
         return None
     model = _LINE_MODELS[case.operation.path]
+    per_line = case.operation.path in _PROBLEMS_PER_LINE
     lines = response.content.split(b"\n")
     complete = lines[:-1]  # the text after the last newline is empty, or cut short
     for number, line in enumerate(complete, start=1):
         document = json.loads(line)
-        if "problem" in document:
+        if "problem" in document and not per_line:
             Problem.model_validate(document["problem"])
             assert number == len(complete), f"line {number}: a problem line that is not the last"
         else:
