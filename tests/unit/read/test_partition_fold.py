@@ -80,6 +80,7 @@ class _Run:
         if fold.position + 1 < self.produced:
             fold.consume(self.records[fold.position + 1])
             fold.new_pending.clear()
+            fold.overlaps.clear()
 
     def replicate(self, upto: int) -> None:
         if self.produced:

@@ -40,7 +40,7 @@ from kjournal.ports import EventualReader, PartitionRecords
 from kjournal.read.bootstrap import start_of
 from kjournal.read.fates import Fate, Lookup
 from kjournal.read.journal_entry import JournalEntry
-from kjournal.read.partition_fold import PartitionFold, PayloadBudget
+from kjournal.read.partition_fold import Overlap, PartitionFold, PayloadBudget
 from kjournal.read.records import Poison, decoded
 from kjournal.read.settings import FoldSettings
 from kjournal.spans import untraced
@@ -301,6 +301,10 @@ class _TopicFolds:
             if not future.done():
                 future.set_result(None)
         fold.decided.clear()
+        if fold.overlaps:
+            overlaps, fold.overlaps = fold.overlaps, []
+            for overlap in overlaps:
+                self._owner.classify(self.topic, partition, overlap)
         if fold.new_pending:
             fold.new_pending.clear()
             self._want_start(partition)
@@ -446,6 +450,9 @@ class Follower(AsyncResource):
         self.wait_timeout_s = settings.wait_timeout_s
         self.budget = PayloadBudget(settings.payload_budget_bytes)
         self.ends = EndOffsets(source.end_offsets)
+        # Receives each dropped append over seqNrs its journal held, to be compared off the
+        # fold's path (read/outcome.py registers it).
+        self.classify: Callable[[str, int, Overlap], None] = lambda topic, partition, overlap: None
         self._topics: dict[str, _TopicFolds] = {}
         self._janitor: asyncio.Task[None] | None = None
 

@@ -7,9 +7,9 @@ The writer produces an append, then asks for its outcome before it answers (docs
 record's fate when it consumed it; the question waits until the fold has passed the offset and
 looks the fate up. A dropped append over seqNrs its journal held is compared with the journal's
 events as the append met them (its events, and theirs: from the fold's memory, Kafka or
-Cassandra) when its outcome is first asked, off the fold's path: identical is a replay (the
-answer names the copy readers return), else a refusal (it had a condition) or a conflict. Once
-replication has trimmed what the append met from the fold, the slow path answers it.
+Cassandra) as soon as the fold meets it, in a task of its own (off the fold's path): identical is
+a replay (the answer names the copy readers return), else a refusal (it had a condition) or a
+conflict.
 
 **Scanned** (the slow path, `scanned_outcome`): for a record the fold cannot tell (replicated
 before the fold knew its journal, before the fold's start, past what it remembers, or while the
@@ -90,6 +90,9 @@ class LocalOutcomes:
         self._reader = reader
         self._wait_s = wait_s
         self._checks: dict[tuple[str, int, int], asyncio.Task[Fate | None]] = {}
+        follower = reader.follower
+        if follower is not None:
+            follower.classify = self._check_overlap
 
     async def outcome(self, key: Key, offset: int) -> AppendOutcome:
         reader = self._reader
@@ -149,21 +152,33 @@ class LocalOutcomes:
             folds = follower.following(key.topic) if follower is not None else None
             if folds is None:
                 return None
-            fold = folds.fold(partition)
-            overlap = fold.overlap(fate.offset)
+            overlap = folds.fold(partition).overlap(fate.offset)
             if overlap is None:
                 return None if fate.kind is FateKind.OVERLAP else fate
-            task = asyncio.get_running_loop().create_task(
-                self._compare_overlap(key, partition, overlap)
-            )
-            self._checks[at] = task
-
-            def done(_: asyncio.Task[Fate | None]) -> None:
-                self._checks.pop(at, None)
-                fold.compared(fate.offset)  # decided, or never decidable from the fold again
-
-            task.add_done_callback(done)
+            task = self._start_comparing(key.topic, partition, overlap)
         return await asyncio.shield(task)
+
+    def _check_overlap(self, topic: str, partition: int, overlap: Overlap) -> None:
+        """The fold met a dropped append over seqNrs its journal held: compare it now, while
+        the fold still holds what it met (replication and a purge after it would take that away,
+        and the fate the log fixed with it)."""
+        self._start_comparing(topic, partition, overlap)
+
+    def _start_comparing(
+        self, topic: str, partition: int, overlap: Overlap
+    ) -> asyncio.Task[Fate | None]:
+        at = (topic, partition, overlap.fate.offset)
+        task = asyncio.get_running_loop().create_task(
+            self._compare_overlap(Key(topic, overlap.fate.id), partition, overlap)
+        )
+        self._checks[at] = task
+
+        def done(_: asyncio.Task[Fate | None]) -> None:
+            self._checks.pop(at, None)
+            overlap.entry_fold.compared(overlap.fate.offset)
+
+        task.add_done_callback(done)
+        return task
 
     async def _compare_overlap(self, key: Key, partition: int, overlap: Overlap) -> Fate | None:
         reader = self._reader

@@ -68,9 +68,9 @@ class Pending:
 @dataclass(frozen=True, slots=True)
 class Overlap:
     """A dropped append over seqNrs its journal held, kept so that its events can be compared
-    with the journal's when its outcome is asked (off the fold's path, and only then: a client
-    resending one append thousands of times must not cost the fold a pass over the journal's
-    tail each time).
+    with the journal's off the fold's path (the follower starts the comparison as soon as the
+    fold meets it): the fold only notes where the journal's tail stood, so that a client resending
+    one append thousands of times costs the fold one step per resend.
 
     What the append met is the entry's base and the first `tail_count` records of its tail,
     ending with `last_before`; `before` gives them while the entry still holds them."""
@@ -81,6 +81,7 @@ class Overlap:
     entry: JournalEntry  # for the head's metadata, read if Cassandra's rows are needed
     tail_count: int
     last_before: ActionRecord | None
+    entry_fold: PartitionFold  # the fold that keeps it until compared
 
     def before(self) -> tuple[Tail, HeadInfo] | None:
         """The journal's tail before the append and the journal as the append met it; None
@@ -140,6 +141,7 @@ class PartitionFold:
         self.decided: list[Fate] = []
         self.new_pending: list[str] = []
         self._overlaps: dict[int, Overlap] = {}  # offset → an OVERLAP fate's, until compared
+        self.overlaps: list[Overlap] = []  # met since the follower last drained them
 
     # Consuming
 
@@ -272,9 +274,11 @@ class PartitionFold:
                 entry.id, record.offset, FateKind.OVERLAP, append.timestamp, met, header.expect
             )
             tail = entry.tail
-            self._overlaps[record.offset] = Overlap(
-                fate, record, entry.base, entry, len(tail), tail[-1] if tail else None
+            overlap = Overlap(
+                fate, record, entry.base, entry, len(tail), tail[-1] if tail else None, self
             )
+            self._overlaps[record.offset] = overlap
+            self.overlaps.append(overlap)
         else:
             kind = DROPPED_KINDS[dropped_kind(False, header.expect, first, met)]
             fate = Fate(entry.id, record.offset, kind, append.timestamp, met or 0, header.expect)
