@@ -11,14 +11,18 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, TextIO
 
 from opentelemetry.trace import get_current_span
 
 from kjournal_service.log_limits import Throttle
 
-__all__ = ["JsonFormatter", "configure_logging"]
+__all__ = ["TEXT_FORMAT", "JsonFormatter", "configure_job_logging", "configure_logging"]
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+"""A plain text log line's format."""
 
 # Attributes every LogRecord has; anything else was passed with `extra=` and is logged too.
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
@@ -57,11 +61,7 @@ def configure_logging(
     logger is cut off here, or every request would cost a formatted log line.
     """
     handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(
-        JsonFormatter()
-        if fmt == "json"
-        else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    )
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
@@ -73,3 +73,11 @@ def configure_logging(
     # The driver logs every failed reconnection attempt at WARNING; once is enough for us.
     logging.getLogger("cassandra").setLevel(max(logging.ERROR, root.level))
     handler.addFilter(Throttle())
+
+
+def configure_job_logging(stream: TextIO, *, quiet: Iterable[str], fmt: str = TEXT_FORMAT) -> None:
+    """Plain text lines at INFO on `stream`, for the jobs (the schema migration, the check and
+    expiry commands); the `quiet` loggers (drivers) only from WARNING."""
+    logging.basicConfig(stream=stream, level=logging.INFO, format=fmt)
+    for name in quiet:
+        logging.getLogger(name).setLevel(logging.WARNING)

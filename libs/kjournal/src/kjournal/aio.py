@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Self
+from typing import Self, TypeVar
 
 __all__ = ["AsyncResource", "cancel_and_wait"]
 
 
 _RECANCEL_S = 0.1
+
+_T = TypeVar("_T")
 
 
 async def cancel_and_wait(task: asyncio.Task[None] | None) -> None:
@@ -48,3 +50,10 @@ class AsyncResource:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+    def _opened(self, held: _T | None) -> _T:
+        """What `open` set up (`held`), or a RuntimeError saying the resource is not open."""
+        if held is None:
+            name = type(self).__name__
+            raise RuntimeError(f"{name} is not open: use `async with {name}(...)`")
+        return held

@@ -120,17 +120,13 @@ class Journals(AsyncResource):
     def topics(self) -> TopicPartitions:
         """Partition counts, cached for `kafka.metadata_max_age_s`; `count(topic, refresh=True)`
         re-reads them (after adding partitions, say)."""
-        if self._topics is None:
-            raise RuntimeError("Journals is not open: use `async with Journals(...)`")
-        return self._topics
+        return self._opened(self._topics)
 
     @property
     def write_side(self) -> WriteSide:
-        if self._write_side is None:
-            if self._topics is not None and not self._writes:
-                raise WritesNotConfigured("this Journals was opened with writes=False")
-            raise RuntimeError("Journals is not open: use `async with Journals(...)`")
-        return self._write_side
+        if self._write_side is None and self._topics is not None and not self._writes:
+            raise WritesNotConfigured("this Journals was opened with writes=False")
+        return self._opened(self._write_side)
 
     @property
     def reads_configured(self) -> bool:

@@ -101,28 +101,20 @@ class ReadSide(AsyncResource):
 
     @property
     def topics(self) -> TopicPartitions:
-        if self._topics is None:
-            raise RuntimeError("ReadSide is not open: use `async with ReadSide(...)`")
-        return self._topics
+        return self._opened(self._topics)
 
     @property
     def reader(self) -> JournalReader:
-        if self._reader is None:
-            raise RuntimeError("ReadSide is not open: use `async with ReadSide(...)`")
-        return self._reader
+        return self._opened(self._reader)
 
     @property
     def outcomes(self) -> LocalOutcomes:
         """Appends' outcomes, from the folds (what the writer service asks)."""
-        if self._outcomes is None:
-            raise RuntimeError("ReadSide is not open: use `async with ReadSide(...)`")
-        return self._outcomes
+        return self._opened(self._outcomes)
 
     @property
     def scanner(self) -> KafkaTailScanner:
-        if self._scanner is None:
-            raise RuntimeError("ReadSide is not open: use `async with ReadSide(...)`")
-        return self._scanner
+        return self._opened(self._scanner)
 
     async def replication(self, topic: str) -> TopicReplication:
         """How far replication of `topic` has come, per partition."""

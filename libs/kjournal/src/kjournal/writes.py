@@ -121,15 +121,11 @@ class WriteSide(AsyncResource):
 
     @property
     def topics(self) -> TopicPartitions:
-        if self._topics is None:
-            raise RuntimeError("WriteSide is not open: use `async with WriteSide(...)`")
-        return self._topics
+        return self._opened(self._topics)
 
     @property
     def producer(self) -> ActionProducer:
-        if self._producer is None:
-            raise RuntimeError("WriteSide is not open: use `async with WriteSide(...)`")
-        return self._producer
+        return self._opened(self._producer)
 
     @property
     def outcomes(self) -> AppendOutcomes:

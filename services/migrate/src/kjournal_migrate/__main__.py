@@ -13,6 +13,7 @@ import time
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.errors import KJournalError
+from kjournal_service.logs import configure_job_logging
 from pydantic import ValidationError
 
 from kjournal_migrate.settings import Settings
@@ -21,12 +22,9 @@ log = logging.getLogger("kjournal_migrate")
 
 
 def main() -> int:
-    logging.basicConfig(
-        stream=sys.stdout,
-        level=logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    configure_job_logging(
+        sys.stdout, quiet=("cassandra",), fmt="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
-    logging.getLogger("cassandra").setLevel(logging.WARNING)
     # The driver logs its own ERROR when it cannot connect; ours below says it in one line.
     logging.getLogger("cassandra.cluster").setLevel(logging.CRITICAL)
     try:

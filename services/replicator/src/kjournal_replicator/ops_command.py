@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from kjournal_service.logs import configure_job_logging
 from kjournal_service.settings import invalid_settings
 from pydantic import ValidationError
 
@@ -21,13 +22,7 @@ S = TypeVar("S")
 
 def configure_stderr_logging() -> None:
     """Log lines on stderr, so that stdout holds the report alone."""
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("aiokafka").setLevel(logging.WARNING)
-    logging.getLogger("cassandra").setLevel(logging.WARNING)
+    configure_job_logging(sys.stderr, quiet=("aiokafka", "cassandra"))
 
 
 def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,8 +4,9 @@ tokens (JWTs) checked against a JWKS, from a file or a URL."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Self
+from typing import Annotated, Self
 
+from kjournal.settings_types import CommaSeparated
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "AuthSettings"]
@@ -45,7 +46,7 @@ class AuthSettings(BaseModel):
         ge=0,
         description="a token naming an unknown key reads the key set again, at most this often",
     )
-    algorithms: tuple[str, ...] = Field(
+    algorithms: Annotated[tuple[str, ...], CommaSeparated] = Field(
         default=("EdDSA", "ES256", "ES384", "RS256", "PS256"),
         description="signature algorithms accepted (asymmetric only)",
     )
@@ -64,13 +65,6 @@ class AuthSettings(BaseModel):
         "is verified once, not on every request",
     )
     realm: str = Field(default="kjournal", description="realm named in WWW-Authenticate")
-
-    @field_validator("algorithms", mode="before")
-    @classmethod
-    def _split(cls, value: object) -> object:
-        if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        return value
 
     @field_validator("algorithms")
     @classmethod

@@ -138,13 +138,8 @@ class _WordIterator:
         return first
 
     def _current_count(self) -> int:
-        first = self._current_unit()
-        if _is_high(first) and self._pos < self._end:
-            second = self._next_unit()
-            self._previous_unit()
-            if _is_low(second):
-                return 2
-        return 1
+        """UTF-16 units of the current code point: 2 for a surrogate pair (past the BMP)."""
+        return 2 if self._current() > 0xFFFF else 1
 
     def _next(self) -> int:
         index = self._pos

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from datetime import UTC, timedelta, timezone, tzinfo
 from enum import StrEnum
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
 from kjournal.model.head import DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE
+from kjournal.settings_types import CommaSeparated, non_empty
 
 __all__ = [
     "CassandraReplication",
@@ -157,9 +158,9 @@ class CassandraSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    contact_points: tuple[str, ...] = Field(
-        default=("127.0.0.1",), description="nodes to connect to first (comma-separated)"
-    )
+    contact_points: Annotated[
+        tuple[str, ...], CommaSeparated, non_empty("at least one contact point is needed")
+    ] = Field(default=("127.0.0.1",), description="nodes to connect to first (comma-separated)")
     port: int = Field(default=9042, ge=1, le=65535, description="CQL native transport port")
     username: str | None = Field(default=None, description="role to log in as (with password)")
     password: SecretStr | None = Field(default=None, description="the role's password")
@@ -224,20 +225,6 @@ class CassandraSettings(BaseModel):
     @classmethod
     def _known_time_zone(cls, value: str) -> str:
         time_zone(value)
-        return value
-
-    @field_validator("contact_points", mode="before")
-    @classmethod
-    def _split_contact_points(cls, value: object) -> object:
-        if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        return value
-
-    @field_validator("contact_points")
-    @classmethod
-    def _some_contact_points(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if not value:
-            raise ValueError("at least one contact point is needed")
         return value
 
     @field_validator("keyspace")

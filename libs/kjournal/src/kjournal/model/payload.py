@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final, NoReturn, TypeAlias
+from typing import ClassVar, Final, NoReturn, TypeAlias
 
 from kjournal.errors import PayloadFormatError
 
@@ -20,20 +20,14 @@ class PayloadType(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class BinaryPayload:
+    type: ClassVar[PayloadType] = PayloadType.BINARY
     value: bytes
-
-    @property
-    def type(self) -> PayloadType:
-        return PayloadType.BINARY
 
 
 @dataclass(frozen=True, slots=True)
 class TextPayload:
+    type: ClassVar[PayloadType] = PayloadType.TEXT
     value: str
-
-    @property
-    def type(self) -> PayloadType:
-        return PayloadType.TEXT
 
 
 _UNPARSED: Final = object()
@@ -53,6 +47,7 @@ class JsonPayload:
 
     __slots__ = ("_text", "_value")
     __match_args__ = ("value",)
+    type: ClassVar[PayloadType] = PayloadType.JSON
 
     def __init__(self, value: JsonValue) -> None:
         self._value: object = value
@@ -80,10 +75,6 @@ class JsonPayload:
     def raw_text(self) -> str | None:
         """The JSON text it was read as, if any (None when built from a value)."""
         return self._text
-
-    @property
-    def type(self) -> PayloadType:
-        return PayloadType.JSON
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, JsonPayload):

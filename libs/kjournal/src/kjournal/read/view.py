@@ -52,14 +52,6 @@ PHASE_SECONDS = READ_PHASE_SECONDS.name
 """How long each step of a read's start took (`phase`: end_offset, pointer2, head, tail)."""
 
 
-async def _phase(name: str, step: Awaitable[T], key: Key, partition: int, metrics: Metrics) -> T:
-    started = time.perf_counter()
-    with span(name, attributes={sem.TOPIC: key.topic, sem.PARTITION: partition}):
-        result = await step
-    metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase=name.replace(" ", "_"))
-    return result
-
-
 @dataclass(frozen=True, slots=True)
 class JournalView:
     """A journal as a read sees it when it starts: where its partition ends, what Cassandra holds
@@ -133,18 +125,24 @@ class JournalReader:
             FOLD_ANSWERS.name, 1, topic=key.topic, question="view", result=result
         )
 
+    async def _phase(self, name: str, step: Awaitable[T], key: Key, partition: int) -> T:
+        """`step` awaited in a span named `name`, its time observed as the phase's."""
+        started = time.perf_counter()
+        with span(name, attributes={sem.TOPIC: key.topic, sem.PARTITION: partition}):
+            result = await step
+        self._metrics.observe(
+            PHASE_SECONDS, time.perf_counter() - started, phase=name.replace(" ", "_")
+        )
+        return result
+
     async def partition(self, key: Key) -> int:
         """The partition the journal lives in."""
         return await self._offsets.partition(key)
 
     async def end_offset(self, key: Key, partition: int) -> int:
         """Where the journal's partition ends now (the offset its next record gets)."""
-        return await _phase(
-            sem.SPAN_END_OFFSET,
-            self._offsets.end_offset(key.topic, partition),
-            key,
-            partition,
-            self._metrics,
+        return await self._phase(
+            sem.SPAN_END_OFFSET, self._offsets.end_offset(key.topic, partition), key, partition
         )
 
     async def view(self, key: Key, rows: bool = True, fresh: bool = False) -> JournalView:
@@ -173,12 +171,8 @@ class JournalReader:
     async def _folded_view(
         self, follower: Follower, key: Key, partition: int, rows: bool
     ) -> JournalView:
-        end = await _phase(
-            sem.SPAN_END_OFFSET,
-            follower.ends.end(key.topic, partition),
-            key,
-            partition,
-            self._metrics,
+        end = await self._phase(
+            sem.SPAN_END_OFFSET, follower.ends.end(key.topic, partition), key, partition
         )
         fold, entry = await follower.entry(key, partition, end - 1)
         if entry.error is not None:
@@ -201,19 +195,15 @@ class JournalReader:
         """Read what Cassandra's rows need of the journal's head, once per incarnation."""
         if entry.meta is not None:
             return
-        head = await _phase(sem.SPAN_HEAD, self._eventual.head(key), key, partition, self._metrics)
+        head = await self._phase(sem.SPAN_HEAD, self._eventual.head(key), key, partition)
         if head is None or head.partition_offset.partition != partition:
             raise FoldUnavailable(f"Cassandra holds no head of {key} where its fold expects one")
         entry.meta = HeadMeta(head.segment_size, head.record_id)
 
     async def pointer2(self, key: Key, partition: int) -> int | None:
         """The partition's pointer2 (what Cassandra holds of it)."""
-        return await _phase(
-            sem.SPAN_POINTER2,
-            self._eventual.pointer2(key.topic, partition),
-            key,
-            partition,
-            self._metrics,
+        return await self._phase(
+            sem.SPAN_POINTER2, self._eventual.pointer2(key.topic, partition), key, partition
         )
 
     async def view_at(

@@ -9,10 +9,13 @@ Its principal is its own (docs/security.md): Kafka READ, WRITE and DESCRIBE on t
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.kafka.settings import KafkaSettings
+from kjournal.settings_types import CommaSeparated, non_empty
 from kjournal_service.settings import ServiceSettings
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["ExpiryJobSettings", "ExpirySettings"]
 
@@ -22,27 +25,15 @@ class ExpiryJobSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    topics: tuple[str, ...] = ("journal",)
+    topics: Annotated[tuple[str, ...], CommaSeparated, non_empty("at least one topic")] = (
+        "journal",
+    )
     """Journal topics whose expired journals are purged (comma-separated)."""
     lookback_days: int = Field(default=30, ge=1, le=3660)
     """Dates looked up, up to today: a journal whose expire_on is older is not found (run the job
     at least that often)."""
     max_purges: int = Field(default=1000, ge=0)
     """Purges produced per topic and run at most; the rest waits for the next run."""
-
-    @field_validator("topics", mode="before")
-    @classmethod
-    def _split_topics(cls, value: object) -> object:
-        if isinstance(value, str):
-            return tuple(topic.strip() for topic in value.split(",") if topic.strip())
-        return value
-
-    @field_validator("topics")
-    @classmethod
-    def _some_topics(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if not value:
-            raise ValueError("at least one topic")
-        return value
 
 
 class ExpirySettings(ServiceSettings):
