@@ -23,6 +23,11 @@ both over one httpx client that keeps its connection to the reader alive; and
   reader decodes, `seq_nr` from 1 to `--events`), with the reader's consistency, one query per
   segment.
 
+Beside them, the two floors under a pointer that the fold answers from memory: `GET /healthz` of
+the same reader over the same client (the HTTP round trip with no work behind it), and the
+journal's partition end asked of Kafka by an aiokafka consumer in this process (the one round
+trip a read makes so that it sees every append acknowledged before it).
+
 Prints p50, p90, p99 and max of each beside the issue's goals (pointer p99 < 5 ms, the journal's
 read p99 < 10 ms), the host and its load average. No assertion is made; there is no pass mark.
 """
@@ -30,6 +35,7 @@ read p99 < 10 ms), the host and its load average. No assertion is made; there is
 from __future__ import annotations
 
 import argparse
+import asyncio
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -39,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from kjournal.cassandra.segments import journal_segment
 from kjournal.cassandra.settings import CassandraSettings, TableNames
 from kjournal.cassandra.statements.journal import select_cql
@@ -191,10 +198,12 @@ def run(
         Event(SeqNr(n), payload=JsonPayload({**PAYLOAD, "n": n})) for n in range(1, args.events + 1)
     ]
     ends: dict[int, int] = {}
+    partitions: dict[Key, int] = {}
     started = time.monotonic()
     for key in keys:
         position = client.append(key, events).partition_offset
         ends[position.partition] = max(ends.get(position.partition, 0), position.offset + 1)
+        partitions[key] = position.partition
     appended = time.monotonic() - started
     waited = wait_replicated(client, topic, ends, running.check_alive, args.replication_timeout)
     print(
@@ -208,9 +217,12 @@ def run(
     statement = session.prepare(select_cql(TableNames(keyspace=cassandra.keyspace)))
     segments = segments_of(args.events, cassandra.segment_size)
     http = stack.enter_context(httpx.Client(base_url=reader_url, timeout=60))
+    kafka = stack.enter_context(EndOffsetAsker(bootstrap))
     pointers: list[float] = []
     reads: list[float] = []
     selects: list[float] = []
+    healths: list[float] = []
+    end_asks: list[float] = []
     for round_index in range(args.rounds + 1):
         timed = round_index > 0
         for key in keys:
@@ -235,10 +247,18 @@ def run(
             select_ms = (time.perf_counter() - before) * 1000
             if rows != args.events:
                 raise SystemExit(f"SELECT of {key.id}: {rows} rows")
+            before = time.perf_counter()
+            response = http.get("/healthz")
+            health_ms = (time.perf_counter() - before) * 1000
+            if response.status_code != 200:
+                raise SystemExit(f"/healthz: {response.status_code} {response.text}")
+            end_ms = kafka.time_end(topic, partitions[key])
             if timed:
                 pointers.append(pointer_ms)
                 reads.append(read_ms)
                 selects.append(select_ms)
+                healths.append(health_ms)
+                end_asks.append(end_ms)
 
     pointer, read, select = summarize(pointers), summarize(reads), summarize(selects)
     print(
@@ -249,11 +269,43 @@ def run(
     print(format_row("GET pointer", pointer, f"p99 < {POINTER_P99_GOAL_MS:g} ms"))
     print(format_row(f"GET events ({args.events} events)", read, f"p99 < {READ_P99_GOAL_MS:g} ms"))
     print(format_row("raw SELECT of the rows (driver)", select, "the baseline"))
+    health, end = summarize(healths), summarize(end_asks)
+    print(format_row("GET /healthz (the HTTP floor)", health, "a floor"))
+    print(format_row("partition end from Kafka (aiokafka)", end, "a floor"))
+    print(
+        f"  the floors' sum: p50 {health.p50 + end.p50:.2f}, p99 {health.p99 + end.p99:.2f} "
+        f"(p99s added: an upper bound of the pair's p99); the pointer over it: p50 "
+        f"{pointer.p50 - health.p50 - end.p50:+.2f}, p99 {pointer.p99 - health.p99 - end.p99:+.2f}"
+    )
     print(
         f"  over the SELECT: pointer p50 {pointer.p50 / select.p50:.1f}×, p99 "
         f"{pointer.p99 / select.p99:.1f}×; events p50 {read.p50 / select.p50:.1f}×, p99 "
         f"{read.p99 / select.p99:.1f}×"
     )
+
+
+class EndOffsetAsker:
+    """An aiokafka consumer on an event loop of its own, asked one partition's end at a time, as
+    the reader asks it before a read (a ListOffsets request, nothing fetched)."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+
+    def __enter__(self) -> EndOffsetAsker:
+        self._loop.run_until_complete(self._consumer.start())
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._loop.run_until_complete(self._consumer.stop())
+        self._loop.close()
+
+    def time_end(self, topic: str, partition: int) -> float:
+        """Milliseconds one end-offset request took."""
+        wanted = TopicPartition(topic, partition)
+        before = time.perf_counter()
+        self._loop.run_until_complete(self._consumer.end_offsets([wanted]))
+        return (time.perf_counter() - before) * 1000
 
 
 if __name__ == "__main__":

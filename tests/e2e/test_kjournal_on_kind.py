@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -210,12 +211,13 @@ while time.monotonic() < deadline:
             status, retry_after = exc.code, exc.headers.get("Retry-After")
         except OSError as exc:
             status, retry_after = 0, None
-            failures.append({"at": at, "error": repr(exc)})
+            failures.append({"at": at, "wall": round(time.time(), 2), "error": repr(exc)})
         answers[str(status)] = answers.get(str(status), 0) + 1
         if status == 201:
             acked[journal].append(n); next_seq[journal] += 1
         elif status != 0:
-            failures.append({"at": at, "status": status, "retry_after": retry_after})
+            failures.append({"at": at, "wall": round(time.time(), 2), "status": status,
+                             "retry_after": retry_after})
             if status != 503:
                 next_seq[journal] += 1
     time.sleep(0.05)
@@ -239,10 +241,50 @@ def _load_pod(release: Release, journals: list[str], seconds: int) -> client.V1P
     )
 
 
+def _timeline(release: Release, wall: float) -> str:
+    """What the namespace's events and kube-router logged within 20 s of `wall` (a failure's
+    moment): which pod was starting, stopping or failing its probes, and whether the policy
+    controller was syncing, when a client saw a refusal."""
+    near: list[tuple[float, str]] = []
+    for event in release.core.list_namespaced_event(release.namespace).items:
+        moment = event.last_timestamp or event.event_time or event.first_timestamp
+        if moment is not None and abs(moment.timestamp() - wall) <= 20:
+            near.append(
+                (
+                    moment.timestamp(),
+                    f"{event.involved_object.kind}/"
+                    f"{event.involved_object.name} {event.reason}: {event.message}",
+                )
+            )
+    for router in release.core.list_namespaced_pod(
+        "kube-system", label_selector="k8s-app=kube-router"
+    ).items:
+        log = release.core.read_namespaced_pod_log(
+            router.metadata.name,
+            "kube-system",
+            timestamps=True,
+            since_seconds=int(time.time() - wall) + 30,
+        )
+        for line in log.splitlines():
+            stamp, _, text = line.partition(" ")
+            moment = datetime.fromisoformat(stamp).timestamp()
+            if abs(moment - wall) <= 20:
+                near.append((moment, f"kube-router: {text}"))
+    return "\n".join(f"{moment - wall:+6.1f} s {what}" for moment, what in sorted(near))
+
+
 def test_helm_upgrade_under_load_loses_nothing(release: Release):
     journals = [f"upgrade-{uuid.uuid4().hex[:8]}" for _ in range(4)]
     pod = release.core.create_namespaced_pod(release.namespace, _load_pod(release, journals, 150))
     name = pod.metadata.name
+    try:
+        _upgrade_under_load(release, name)
+    finally:
+        with contextlib.suppress(client.ApiException):  # the uninstall test expects it gone
+            release.core.delete_namespaced_pod(name, release.namespace, grace_period_seconds=0)
+
+
+def _upgrade_under_load(release: Release, name: str) -> None:
     wait_for(
         "the load pod appending",
         lambda: "LOAD-STARTED" in release.core.read_namespaced_pod_log(name, release.namespace),
@@ -291,7 +333,8 @@ def test_helm_upgrade_under_load_loses_nothing(release: Release):
     release.cluster.report(f"load through the upgrade: answers {summary['answers']}")
     assert summary["answers"].get("201", 0) > 0
     for failure in summary["failures"]:
-        assert failure.get("status") == 503, failure  # never a refused connection, never a 500
+        # never a refused connection, never a 500
+        assert failure.get("status") == 503, f"{failure}\n{_timeline(release, failure['wall'])}"
         assert failure.get("retry_after"), failure
     if summary["failures"]:
         moments = [f["at"] for f in summary["failures"]]
@@ -302,7 +345,6 @@ def test_helm_upgrade_under_load_loses_nothing(release: Release):
             read = _seq_nrs(reader, journal)
             assert len(read) == len(set(read))
             assert set(acked) <= set(read), (journal, acked, read)
-    release.core.delete_namespaced_pod(name, release.namespace)
 
 
 def test_helm_test_passes_and_the_schema_hook_ran(release: Release):

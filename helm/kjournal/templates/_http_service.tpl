@@ -86,6 +86,7 @@ spec:
             failureThreshold: 6
           readinessProbe:
             httpGet: {path: /readyz, port: http}
+            initialDelaySeconds: {{ $values.readinessDelaySeconds }}
             periodSeconds: 5
             timeoutSeconds: 5
             failureThreshold: 2
