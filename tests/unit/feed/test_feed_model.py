@@ -342,3 +342,54 @@ def test_a_live_tail_looks_up_new_journals_together_but_scans_kafka_a_few_at_a_t
     assert [e.id for e in entries if isinstance(e, FeedEvent)] == [f"j{n}" for n in range(1, 40)]
     assert heads.most == min(39, RESOLVE_CONCURRENCY) > SCAN_CONCURRENCY
     assert scans.most == SCAN_CONCURRENCY
+
+
+class _PointerReadBeforeAPurge(InMemoryEventualReader):
+    """pointer2 as it was before the replicator applied a purge: the feed reads pointer2 first
+    and the head after it, and the replicated purge has deleted the head in between."""
+
+    def __init__(self, store: InMemoryReplicatedStore, pointer2: int | None) -> None:
+        super().__init__(store)
+        self._stale = pointer2
+
+    async def pointer2(self, topic: str, partition: int) -> int | None:
+        return self._stale
+
+
+@pytest.mark.parametrize(
+    ("name", "ops", "resume_at", "stale"),
+    [
+        ("met at its purge, its tail in the view", [a(1, 2), a(3, 4), PURGE, a(1)], 2, 0),
+        ("met at its purge, nothing left in the view", [a(1, 2), a(3, 4), PURGE, a(1)], 2, 1),
+        ("met before its purge", [a(1, 2), a(3, 4), a(5), PURGE, a(1)], 2, 1),
+        ("other journals between", [a(1, 2), NOISE, a(3, 4), NOISE, PURGE, a(1)], 4, 3),
+    ],
+)
+def test_a_journal_whose_head_a_purge_deleted_after_pointer2_was_read_keeps_its_past(
+    name: str, ops: list[Op], resume_at: int, stale: int
+) -> None:
+    """A feed resumed after a journal's first records meets it again: its state before the
+    record comes from Cassandra's head and Kafka's tail after pointer2. When the purge that
+    deleted the head was replicated after pointer2 was read, no head is not an empty journal:
+    the state is folded from the log start, and the purge is delivered where it sits."""
+    log = log_of(ops)
+    purge_at = ops.index(PURGE)
+    store = InMemoryReplicatedStore()
+    replicate(store, log.written[0][: purge_at + 1])  # up to the purge: no head left
+    reader = JournalReader(_PointerReadBeforeAPurge(store, stale), log, log)
+    feed = TopicFeed(log, reader)
+    request = FeedRequest(TOPIC, after=Cursor({0: Position(resume_at)}))
+
+    async def run() -> list[FeedEntry]:
+        return [entry async for entry in feed.entries(await feed.plan(request))]
+
+    entries = [e for e in asyncio.run(run()) if isinstance(e, FeedControl | FeedEvent)]
+    mine = [e for e in entries if e.id == KEY.id]
+    kinds = [e.kind if isinstance(e, FeedControl) else e.record.seq_nr for e in mine]
+    expected_before = [
+        n
+        for op in ops[resume_at:purge_at]
+        if op.kind == "append" and op.key == KEY
+        for n in range(op.first, op.last + 1)
+    ]
+    assert kinds == [*expected_before, Control.PURGE, 1], name

@@ -12,13 +12,15 @@ A journal not in it is resolved from what journal reads use (read.py):
 
 The state of journal J at offset P (exclusive) is `JournalReader.view_at(J, P)` (Cassandra's head
 folded with J's Kafka records from pointer2 + 1 up to P) when replication has not passed P for J.
-When it has (J's head was written at or after P, or J has no head and pointer2 ≥ P), Cassandra
-holds a newer state than P's, so J's records from the partition's log start up to P are folded
-from nothing instead: exact while Kafka still holds J's history since it was created or last
+When it has (J's head was written at or after P, or J has no head and pointer2 ≥ P, or J has no
+head and a purge of J at or after P, which the replicator may have applied after pointer2 was
+read), Cassandra holds a newer state than P's, so J's records from the partition's log start up
+to P are folded from nothing instead: exact while Kafka still holds J's history since it was created or last
 purged, which retention may have removed (docs/feed.md).
 
 Each lookup costs a Cassandra head read and a Kafka scan of the partition from pointer2 (or the
-log start) up to P, comparing keys only; a state takes a few hundred bytes with its id.
+log start) up to P, comparing keys only, and for a journal without a head one more from P to the
+partition's end; a state takes a few hundred bytes with its id.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 
 from kjournal.errors import FormatError, JournalQuarantined
 from kjournal.fold.head_info import HeadInfo
-from kjournal.model import ActionRecord, Key
+from kjournal.model import ActionRecord, Key, Purge
 from kjournal.read import JournalReader
 
 __all__ = ["DEFAULT_CAPACITY", "JournalState", "JournalStates", "StateResolver"]
@@ -128,10 +130,23 @@ class StateResolver:
             passed = pointer2 is not None and pointer2 >= at
         else:
             passed = head.partition_offset.offset >= at
-        if not passed:
-            return JournalState.of(view.info)
         async with scan_slots or contextlib.nullcontext():
+            if head is None and not passed:
+                passed = await _purge_replicated_since(reader, key, partition, at)
+            if not passed:
+                return JournalState.of(view.info)
             return await _fold_from(reader.actions(key, partition, log_start, at), at)
+
+
+async def _purge_replicated_since(reader: JournalReader, key: Key, partition: int, at: int) -> bool:
+    """Whether the journal has a purge at or after offset `at` that the replicator may have
+    applied before its head was read (the partition's end is asked after that): then no head
+    may be that purge's doing, not a journal empty before `at`."""
+    end = await reader.end_offset(key, partition)
+    async for record in reader.actions(key, partition, at, end):
+        if isinstance(record.action, Purge):
+            return True
+    return False
 
 
 async def _fold_from(records: AsyncIterator[ActionRecord], at: int) -> JournalState:
