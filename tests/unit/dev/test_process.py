@@ -58,3 +58,22 @@ def test_a_child_whose_last_thread_ends_while_it_is_looked_at_is_reaped_through_
     assert not process.is_running(pid)
     assert pid not in process._children
     assert child.returncode == 0
+
+
+def test_how_a_child_ended_is_told_once_it_is_found_gone(tmp_path: Path):
+    killed = process.spawn(
+        [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"],
+        tmp_path / "a",
+        cwd=tmp_path,
+    )
+    failed = process.spawn(
+        [sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "b", cwd=tmp_path
+    )
+    for pid in (killed, failed):
+        deadline = time.monotonic() + 10
+        while process.is_running(pid):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert process.how_it_ended(killed) == "killed by SIGSEGV"
+    assert process.how_it_ended(failed) == "exit status 3"
+    assert process.how_it_ended(1) == "not a child of this process: its exit status is unknown"

@@ -17,6 +17,8 @@ from kjournal_dev.errors import DevError
 # Children started by this process stay referenced (a collected Popen whose process still runs
 # warns) and are reaped through their Popen, which also keeps them from lingering as zombies.
 _children: dict[int, subprocess.Popen[bytes]] = {}
+# How reaped children ended (their Popen's returncode), for `how_it_ended`.
+_ended: dict[int, int | None] = {}
 
 
 def port_is_free(host: str, port: int) -> bool:
@@ -62,7 +64,7 @@ def is_running(pid: int, marker: str | None = None) -> bool:
     """True if `pid` is alive (and, given a marker, its command line contains it: no PID reuse)."""
     child = _children.get(pid)
     if child is not None and child.poll() is not None:
-        del _children[pid]
+        _ended[pid] = _children.pop(pid).returncode
         return False
     try:
         os.kill(pid, 0)
@@ -83,7 +85,7 @@ def is_running(pid: int, marker: str | None = None) -> bool:
                 # or it warns later of a child it thinks still runs).
                 if child.poll() is None:
                     return True
-                del _children[pid]
+                _ended[pid] = _children.pop(pid).returncode
                 return False
             _reap(pid)
             return False
@@ -92,6 +94,17 @@ def is_running(pid: int, marker: str | None = None) -> bool:
     except (FileNotFoundError, IndexError):
         return False
     return True
+
+
+def how_it_ended(pid: int) -> str:
+    """How a process `spawn` started and `is_running` found gone ended, as far as this process
+    can tell (a status of 0 is also what Python reports for a child another waiter reaped)."""
+    if pid not in _ended:
+        return "not a child of this process: its exit status is unknown"
+    code = _ended[pid]
+    if code is not None and code < 0:
+        return f"killed by {signal.Signals(-code).name}"
+    return f"exit status {code}"
 
 
 def _live_threads(pid: int) -> bool:

@@ -23,7 +23,14 @@ from kjournal_dev.java import Java, find_java
 from kjournal_dev.platform import cassandra_node, collector, kafka_node, services, topics
 from kjournal_dev.platform.schema import apply_schema
 from kjournal_dev.platform.state import ComponentState, PlatformState
-from kjournal_dev.process import is_running, require_free_ports, stop, tail, wait_ports_free
+from kjournal_dev.process import (
+    how_it_ended,
+    is_running,
+    require_free_ports,
+    stop,
+    tail,
+    wait_ports_free,
+)
 from kjournal_dev.security import cassandra as cassandra_security
 from kjournal_dev.security import kafka as kafka_security
 from kjournal_dev.security.credentials import CASSANDRA_ADMIN, Credentials
@@ -423,7 +430,8 @@ class Platform:
                 return
             if not is_running(component.pid, component.marker):
                 raise DevError(
-                    f"{name} exited during start-up; last lines of {component.log_file}:\n"
+                    f"{name} (pid {component.pid}) ended while waited for "
+                    f"({how_it_ended(component.pid)}); last lines of {component.log_file}:\n"
                     + tail(Path(component.log_file))
                 )
             if time.monotonic() >= deadline:
