@@ -15,8 +15,8 @@ folded with J's Kafka records from pointer2 + 1 up to P) when replication has no
 When it has (J's head was written at or after P, or J has no head and pointer2 ≥ P, or J has no
 head and a purge of J at or after P, which the replicator may have applied after pointer2 was
 read), Cassandra holds a newer state than P's, so J's records from the partition's log start up
-to P are folded from nothing instead: exact while Kafka still holds J's history since it was created or last
-purged, which retention may have removed (docs/feed.md).
+to P are folded from nothing instead: exact while Kafka still holds J's history since it was
+created or last purged, which retention may have removed (docs/feed.md).
 
 Each lookup costs a Cassandra head read and a Kafka scan of the partition from pointer2 (or the
 log start) up to P, comparing keys only, and for a journal without a head one more from P to the
