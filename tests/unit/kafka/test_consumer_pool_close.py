@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
-from kjournal.aio import cancel_and_wait
+from kjournal.aio import cancel_and_wait, uninterrupted
+from kjournal.kafka import topic_stream
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.kafka.topic_stream import KafkaTopicStream
 
 
 class _SlowStoppingConsumer:
@@ -92,3 +96,122 @@ def test_closing_the_pool_waits_for_the_reaper_to_finish_stopping_a_consumer(
         assert consumer.stopped
 
     asyncio.run(run())
+
+
+class _AiokafkaLikeConsumer:
+    """Stops as `AIOKafkaConsumer.stop` does: marked closed first, then its fetcher is stopped
+    (a cancellation that lands there is swallowed), then its client is closed; each step takes
+    longer than `cancel_and_wait` waits between cancels."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.client_closed = False
+        self.polling = asyncio.Event()
+
+    async def start(self) -> None:
+        pass
+
+    def assign(self, partitions: list[Any]) -> None:
+        pass
+
+    def seek(self, partition: Any, offset: int) -> None:
+        pass
+
+    async def getmany(self, *partitions: Any, timeout_ms: int, max_records: int) -> dict[Any, Any]:
+        self.polling.set()
+        await asyncio.Event().wait()
+        return {}
+
+    async def stop(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0.25)
+        await asyncio.sleep(0.25)  # the fetcher's pending requests
+        self.client_closed = True
+
+
+def test_a_stop_awaited_uninterrupted_ends_though_its_caller_is_cancelled_again_and_again() -> None:
+    async def run() -> None:
+        consumer = _AiokafkaLikeConsumer()
+        stopping = asyncio.Event()
+
+        async def follow() -> None:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                stopping.set()
+                await uninterrupted(consumer.stop())
+
+        task = asyncio.create_task(follow())
+        await asyncio.sleep(0)
+        await cancel_and_wait(task)
+        assert stopping.is_set()
+        assert task.cancelled()
+        assert consumer.client_closed
+
+    asyncio.run(run())
+
+
+def test_following_a_topic_stopped_by_cancel_and_wait_closes_its_consumer_to_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fold's topic stream, stopped as `_TopicFolds.stop` stops it (read/follower.py)."""
+    consumer = _AiokafkaLikeConsumer()
+    monkeypatch.setattr(topic_stream, "AIOKafkaConsumer", lambda **options: consumer)
+    stream = KafkaTopicStream(KafkaSettings(bootstrap_servers="127.0.0.1:1"))
+
+    async def consume() -> None:
+        following = stream.follow("topic", {0: 0})
+        try:
+            async for _ in following:
+                pass
+        finally:
+            await following.aclose()
+
+    async def run() -> None:
+        task = asyncio.create_task(consume())
+        await consumer.polling.wait()
+        await cancel_and_wait(task)
+
+    asyncio.run(run())
+    assert consumer.client_closed
+
+
+def test_a_shutdown_that_fails_while_its_caller_is_cancelled_is_the_cancellations_cause() -> None:
+    async def run() -> None:
+        async def failing_stop() -> None:
+            await asyncio.sleep(0.05)
+            raise RuntimeError("the broker went away")
+
+        async def caller() -> None:
+            await uninterrupted(failing_stop())
+
+        task = asyncio.create_task(caller())
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError) as raised:
+            await task
+        assert isinstance(raised.value.__cause__, RuntimeError)
+
+    asyncio.run(run())
+
+
+_ROOT = Path(__file__).parents[3]
+_BARE_STOP = re.compile(r"await\s+[\w.]+\.(stop|close)\(\)")
+
+
+def test_every_aiokafka_client_is_stopped_uninterrupted() -> None:
+    """A stop cut short leaks the client's connections (see `kjournal.aio.uninterrupted`)."""
+    sources = [*_ROOT.glob("libs/*/src/**/*.py"), *_ROOT.glob("services/*/src/**/*.py")]
+    users = [
+        path for path in sources if re.search(r"^(from|import) aiokafka", path.read_text(), re.M)
+    ]
+    assert len(users) >= 5  # the glob found the Kafka modules
+    bare = [
+        f"{path.relative_to(_ROOT)}: {match.group(0)}"
+        for path in users
+        for match in _BARE_STOP.finditer(path.read_text())
+    ]
+    assert bare == []

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Self, TypeVar
 
-__all__ = ["AsyncResource", "cancel_and_wait"]
+__all__ = ["AsyncResource", "cancel_and_wait", "uninterrupted"]
 
 
 _RECANCEL_S = 0.1
@@ -27,6 +28,27 @@ async def cancel_and_wait(task: asyncio.Task[None] | None) -> None:
         await asyncio.wait({task}, timeout=_RECANCEL_S)
     if not task.cancelled():
         task.result()
+
+
+async def uninterrupted(shutdown: Awaitable[None]) -> None:
+    """Await `shutdown` to its end even if the caller is cancelled meanwhile, then raise the
+    cancellation (chained to the error `shutdown` ended with, if any).
+
+    For a library's stop that a cancel landing halfway leaves half done: aiokafka's
+    `AIOKafkaConsumer.stop` marks the consumer closed, stops its fetcher, then closes its client;
+    a cancel before the last step leaves the client's connections open for good (and a stop
+    called again returns at once). `cancel_and_wait` cancels again every 0.1 s, so any stop
+    slower than that under load is cut short unless it is awaited through this."""
+    task = asyncio.ensure_future(shutdown)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})  # unlike awaiting the task, never cancels it
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError from (None if task.cancelled() else task.exception())
+    task.result()
 
 
 class AsyncResource:

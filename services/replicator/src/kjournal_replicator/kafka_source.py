@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
+from kjournal.aio import uninterrupted
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.offsets import PartitionOffsets, partition_offsets
 from kjournal.kafka.settings import KafkaSettings
@@ -47,7 +48,7 @@ def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) 
                 await consumer.start()
                 return await use(consumer)
         finally:
-            await consumer.stop()
+            await uninterrupted(consumer.stop())
 
     return asyncio.run(main())
 
@@ -72,7 +73,7 @@ def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str
                         break
                     await asyncio.sleep(0.5)
         finally:
-            await admin.close()
+            await uninterrupted(admin.close())
         return {
             entry["topic"]: sorted(p["partition"] for p in entry.get("partitions") or ())
             for entry in described

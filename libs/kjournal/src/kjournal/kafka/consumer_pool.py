@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 from aiokafka import AIOKafkaConsumer
 
-from kjournal.aio import AsyncResource, cancel_and_wait
+from kjournal.aio import AsyncResource, cancel_and_wait, uninterrupted
 from kjournal.errors import DeadlineExceeded
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
@@ -55,7 +55,7 @@ class ConsumerPool(AsyncResource):
             await cancel_and_wait(self._reaper)  # its error, if it ended with one
         idle, self._idle = self._idle, []
         for consumer, _, _ in idle:
-            await consumer.stop()
+            await uninterrupted(consumer.stop())
 
     @property
     def idle_count(self) -> int:
@@ -102,7 +102,7 @@ class ConsumerPool(AsyncResource):
                     served = next(iter(assigned)).topic if assigned else topic
                     self._idle.append((consumer, time.monotonic(), served))
                 else:
-                    await consumer.stop()
+                    await uninterrupted(consumer.stop())
         finally:
             self._slots.release()
 
@@ -128,7 +128,8 @@ class ConsumerPool(AsyncResource):
             with kafka_errors():
                 await consumer.start()
         except BaseException:
-            await consumer.stop()  # a consumer that failed to start still holds its client
+            # A consumer that failed to start still holds its client.
+            await uninterrupted(consumer.stop())
             raise
         return consumer
 
@@ -144,6 +145,6 @@ class ConsumerPool(AsyncResource):
             self._idle = [entry for entry in self._idle if entry[1] >= cutoff]
             for consumer, _, _ in stale:
                 with contextlib.suppress(Exception):
-                    await consumer.stop()
+                    await uninterrupted(consumer.stop())
             if stale:
                 log.debug("closed %d idle consumers", len(stale))

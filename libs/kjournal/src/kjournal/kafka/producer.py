@@ -18,7 +18,7 @@ from aiokafka.structs import RecordMetadata
 from opentelemetry.trace import Span, SpanKind, StatusCode, get_current_span
 from opentelemetry.util.types import AttributeValue
 
-from kjournal.aio import AsyncResource
+from kjournal.aio import AsyncResource, uninterrupted
 from kjournal.errors import KafkaUnavailable, OutcomeUnknown, RecordTooLarge
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
@@ -72,7 +72,7 @@ class ActionProducer(AsyncResource):
             await self._producer.start()
 
     async def close(self) -> None:
-        await self._producer.stop()
+        await uninterrupted(self._producer.stop())
 
     async def partition(self, topic: str, key: bytes) -> int:
         return partition_for(key, await self._topics.count(topic))

@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator, Mapping
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from kjournal.aio import uninterrupted
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.records import consumed_record
 from kjournal.kafka.settings import KafkaSettings
@@ -56,4 +57,4 @@ class KafkaTopicStream:
                     ]
                 yield batches
         finally:
-            await consumer.stop()
+            await uninterrupted(consumer.stop())

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
 
-from kjournal.aio import AsyncResource
+from kjournal.aio import AsyncResource, uninterrupted
 from kjournal.errors import UnknownTopic
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
@@ -28,7 +28,7 @@ class TopicPartitions(AsyncResource):
             await self._admin.start()
 
     async def close(self) -> None:
-        await self._admin.close()
+        await uninterrupted(self._admin.close())
 
     async def count(self, topic: str, refresh: bool = False) -> int:
         cached = self._counts.get(topic)
