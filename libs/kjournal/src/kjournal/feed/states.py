@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from kjournal.errors import FormatError, JournalQuarantined
 from kjournal.fold.head_info import HeadInfo
+from kjournal.lru import used
 from kjournal.model import ActionRecord, Key, Purge
 from kjournal.read import JournalReader
 
@@ -77,10 +78,7 @@ class JournalStates:
         return id_ in self._states  # without touching the order, unlike get
 
     def get(self, id_: str) -> JournalState | None:
-        state = self._states.get(id_)
-        if state is not None:
-            self._states.move_to_end(id_)
-        return state
+        return used(self._states, id_)
 
     def discard(self, id_: str) -> None:
         """Forget a journal's state (the reader's fold judges its records now)."""

@@ -28,6 +28,7 @@ from datetime import datetime
 
 from kjournal.fold.append_rule import dropped_kind, takes
 from kjournal.fold.head_info import HeadInfo, appended, deleted, fold_onto
+from kjournal.lru import used
 from kjournal.model import ActionRecord, Append, Delete, Mark, Purge
 from kjournal.read.bootstrap import Start
 from kjournal.read.fates import DROPPED_KINDS, Fate, FateKind, Lookup
@@ -158,9 +159,8 @@ class PartitionFold:
             self._poison(raw.key.decode("utf-8", "replace"), item)
             return
         id_ = item.action.key.id
-        entry = self.journals.get(id_)
+        entry = self.entry(id_)
         if entry is not None:
-            self.journals.move_to_end(id_)
             self._fold(entry, item)
             return
         pending = self.pending.get(id_)
@@ -205,9 +205,8 @@ class PartitionFold:
             self.drop_pending(next(iter(self.pending)))
 
     def _poison(self, id_: str, poison: Poison) -> None:
-        entry = self.journals.get(id_)
+        entry = self.entry(id_)
         if entry is not None:
-            self.journals.move_to_end(id_)
             self._quarantine(entry, poison)
             return
         pending = self.pending.get(id_) or self._meet(id_, poison.offset)
@@ -488,10 +487,8 @@ class PartitionFold:
         return self._awaiting.get(offset)
 
     def entry(self, id_: str) -> JournalEntry | None:
-        entry = self.journals.get(id_)
-        if entry is not None:
-            self.journals.move_to_end(id_)
-        return entry
+        """The journal's entry, made the most recently used (the last to be evicted)."""
+        return used(self.journals, id_)
 
     def view_tail(self, entry: JournalEntry) -> Tail:
         """The entry's tail as of now (the records after its base)."""
