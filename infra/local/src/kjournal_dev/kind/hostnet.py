@@ -13,6 +13,8 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from kjournal_dev.state_file import read_state
+
 _IP_FORWARD = Path("/proc/sys/net/ipv4/ip_forward")
 _TABLES = ("filter", "nat")
 _DOCKER_LINK = re.compile(r"^(docker0|br-[0-9a-f]{12}|veth[0-9a-f]+)$")
@@ -44,9 +46,8 @@ class HostState:
 
     @classmethod
     def load(cls, path: Path) -> HostState | None:
-        try:
-            raw = json.loads(path.read_text())
-        except (FileNotFoundError, json.JSONDecodeError):
+        raw = read_state(path)
+        if raw is None:
             return None
         return cls(
             ip_forward=raw["ip_forward"],

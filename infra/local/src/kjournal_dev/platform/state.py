@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from kjournal_dev.state_file import read_state
+
 
 @dataclass
 class ComponentState:
@@ -33,9 +35,8 @@ class PlatformState:
 
     @classmethod
     def load(cls, path: Path) -> PlatformState | None:
-        try:
-            raw = json.loads(path.read_text())
-        except (FileNotFoundError, json.JSONDecodeError):
+        raw = read_state(path)
+        if raw is None:
             return None
         components = {name: ComponentState(**c) for name, c in raw.get("components", {}).items()}
         return cls(data_dir=raw["data_dir"], components=components, secure=bool(raw.get("secure")))
