@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from kjournal.aio import cancel_and_wait, uninterrupted
-from kjournal.kafka import topic_stream
+from kjournal.kafka import consumer_pool, topic_stream
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
 from kjournal.kafka.topic_stream import KafkaTopicStream
@@ -198,12 +198,54 @@ def test_a_shutdown_that_fails_while_its_caller_is_cancelled_is_the_cancellation
     asyncio.run(run())
 
 
+class _BootstrappingConsumer:
+    """Starts as `AIOKafkaConsumer.start` does: a bootstrap connection of its own, closed once the
+    metadata came (not when a cancel came instead)."""
+
+    def __init__(self) -> None:
+        self.bootstrap_open = False
+        self.starting = asyncio.Event()
+        self.stopped = False
+
+    async def start(self) -> None:
+        self.bootstrap_open = True
+        self.starting.set()
+        await asyncio.sleep(0.25)  # the metadata request
+        self.bootstrap_open = False
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+
+def test_a_consumer_started_for_a_caller_cancelled_meanwhile_is_started_then_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    consumer = _BootstrappingConsumer()
+    monkeypatch.setattr(consumer_pool, "AIOKafkaConsumer", lambda **options: consumer)
+
+    async def run() -> None:
+        pool = ConsumerPool(KafkaSettings(bootstrap_servers="127.0.0.1:1"), ConsumerPoolSettings())
+
+        async def use() -> None:
+            async with pool.acquire("topic"):
+                pass
+
+        task = asyncio.create_task(use())
+        await consumer.starting.wait()
+        await cancel_and_wait(task)
+        assert task.cancelled()
+
+    asyncio.run(run())
+    assert not consumer.bootstrap_open
+    assert consumer.stopped
+
+
 _ROOT = Path(__file__).parents[3]
-_BARE_STOP = re.compile(r"await\s+[\w.]+\.(stop|close)\(\)")
+_BARE_START_OR_STOP = re.compile(r"await\s+[\w.]+\.(start|stop|close)\(\)")
 
 
-def test_every_aiokafka_client_is_stopped_uninterrupted() -> None:
-    """A stop cut short leaks the client's connections (see `kjournal.aio.uninterrupted`)."""
+def test_every_aiokafka_client_is_started_and_stopped_uninterrupted() -> None:
+    """A start or stop cut short leaks a connection (see `kjournal.aio.uninterrupted`)."""
     sources = [*_ROOT.glob("libs/*/src/**/*.py"), *_ROOT.glob("services/*/src/**/*.py")]
     users = [
         path for path in sources if re.search(r"^(from|import) aiokafka", path.read_text(), re.M)
@@ -212,6 +254,6 @@ def test_every_aiokafka_client_is_stopped_uninterrupted() -> None:
     bare = [
         f"{path.relative_to(_ROOT)}: {match.group(0)}"
         for path in users
-        for match in _BARE_STOP.finditer(path.read_text())
+        for match in _BARE_START_OR_STOP.finditer(path.read_text())
     ]
     assert bare == []

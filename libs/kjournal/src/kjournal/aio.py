@@ -30,16 +30,21 @@ async def cancel_and_wait(task: asyncio.Task[None] | None) -> None:
         task.result()
 
 
-async def uninterrupted(shutdown: Awaitable[None]) -> None:
-    """Await `shutdown` to its end even if the caller is cancelled meanwhile, then raise the
-    cancellation (chained to the error `shutdown` ended with, if any).
+async def uninterrupted(operation: Awaitable[None]) -> None:
+    """Await `operation` to its end even if the caller is cancelled meanwhile, then raise the
+    cancellation (chained to the error `operation` ended with, if any).
 
-    For a library's stop that a cancel landing halfway leaves half done: aiokafka's
-    `AIOKafkaConsumer.stop` marks the consumer closed, stops its fetcher, then closes its client;
-    a cancel before the last step leaves the client's connections open for good (and a stop
-    called again returns at once). `cancel_and_wait` cancels again every 0.1 s, so any stop
-    slower than that under load is cut short unless it is awaited through this."""
-    task = asyncio.ensure_future(shutdown)
+    For a library's start or stop that a cancel landing halfway leaves holding a connection that
+    nothing closes (aiokafka 0.14):
+    - `AIOKafkaConsumer.stop` marks the consumer closed, stops its fetcher, then closes its
+      client; a cancel before the last step leaves the client's connections open for good (a
+      stop called again returns at once);
+    - `start` asks the bootstrap broker for metadata on a connection of its own, which it closes
+      after an error or an answer, but not after a cancel.
+    `cancel_and_wait` cancels again every 0.1 s, so a stop slower than that under load is cut
+    short unless it is awaited through this. A start waits at most the client's request timeout
+    (`KafkaSettings.request_timeout_ms`)."""
+    task = asyncio.ensure_future(operation)
     cancelled = False
     while not task.done():
         try:

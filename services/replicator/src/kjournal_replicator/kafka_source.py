@@ -45,7 +45,7 @@ def _run(kafka: KafkaSettings, use: Callable[[AIOKafkaConsumer], Awaitable[T]]) 
         )
         try:
             with kafka_errors():
-                await consumer.start()
+                await uninterrupted(consumer.start())
                 return await use(consumer)
         finally:
             await uninterrupted(consumer.stop())
@@ -65,7 +65,7 @@ def matching_partitions(kafka: KafkaSettings, topics: TopicSettings) -> dict[str
         admin = AIOKafkaAdminClient(**kafka.aiokafka_options())
         try:
             with kafka_errors():
-                await admin.start()
+                await uninterrupted(admin.start())
                 for _ in range(SETTLE_ATTEMPTS):
                     names = sorted(n for n in await admin.list_topics() if topics.matches(n))
                     described = await admin.describe_topics(names) if names else []

@@ -126,7 +126,7 @@ class ConsumerPool(AsyncResource):
         )
         try:
             with kafka_errors():
-                await consumer.start()
+                await uninterrupted(consumer.start())
         except BaseException:
             # A consumer that failed to start still holds its client.
             await uninterrupted(consumer.stop())

@@ -69,7 +69,7 @@ class ActionProducer(AsyncResource):
 
     async def open(self) -> None:
         with kafka_errors():
-            await self._producer.start()
+            await uninterrupted(self._producer.start())
 
     async def close(self) -> None:
         await uninterrupted(self._producer.stop())

@@ -37,7 +37,7 @@ class KafkaTopicStream:
         )
         try:
             with kafka_errors(topic):
-                await consumer.start()
+                await uninterrupted(consumer.start())
             tps = [TopicPartition(topic, partition) for partition in starts]
             consumer.assign(tps)
             for tp in tps:

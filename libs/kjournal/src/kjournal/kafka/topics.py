@@ -25,7 +25,7 @@ class TopicPartitions(AsyncResource):
 
     async def open(self) -> None:
         with kafka_errors():
-            await self._admin.start()
+            await uninterrupted(self._admin.start())
 
     async def close(self) -> None:
         await uninterrupted(self._admin.close())
