@@ -56,7 +56,15 @@ from kjournal.read import event_records
 from kjournal.wire.record import decode_action_record
 
 from bench._host import load_average
-from bench._http import bench_topic, dev_reader_settings, host, percentile, run, service_process
+from bench._http import (
+    bench_topic,
+    cpu_seconds,
+    dev_reader_settings,
+    host,
+    percentile,
+    run,
+    service_process,
+)
 from bench._tracing import tracing_env
 
 T = TypeVar("T")
@@ -329,7 +337,7 @@ def main() -> None:
     logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-"))
     with ExitStack() as stack:
         topic = stack.enter_context(bench_topic(bootstrap, PARTITIONS))
-        reader, _ = stack.enter_context(
+        reader, reader_pid = stack.enter_context(
             service_process(
                 "kjournal_reader",
                 {**dev_reader_settings(bootstrap), **tracing_env("default")},
@@ -345,8 +353,12 @@ def main() -> None:
             f"{PARTITIONS} partitions; {args.rounds} alternating rounds"
         )
         feed_rates, raw_rates, decoded_rates = [], [], []
+        reader_cpu, client_cpu = [], []
         for _ in range(args.rounds):
+            reader_before, client_before = cpu_seconds(reader_pid), time.process_time()
             events, seconds = bounded("feed catch-up", feed_catch_up(reader, topic))
+            reader_cpu.append((cpu_seconds(reader_pid) - reader_before) / max(events, 1))
+            client_cpu.append((time.process_time() - client_before) / max(events, 1))
             if events != written:
                 raise SystemExit(f"the feed delivered {events:,} events of {written:,}")
             feed_rates.append(events / seconds)
@@ -359,7 +371,8 @@ def main() -> None:
             print(
                 f"  feed (NDJSON) {feed_rates[-1]:>10,.0f} events/s   raw consumer "
                 f"{raw_rates[-1]:>10,.0f} events/s, decoding {decoded_rates[-1]:>9,.0f} "
-                f"({records:,} records)"
+                f"({records:,} records); feed CPU per event: reader "
+                f"{reader_cpu[-1] * 1e6:.1f} µs, client {client_cpu[-1] * 1e6:.1f} µs"
             )
         feed, raw = statistics.median(feed_rates), statistics.median(raw_rates)
         decoded = statistics.median(decoded_rates)

@@ -42,6 +42,23 @@ def test_a_frame_makes_the_cursor_a_copy_with_one_position_changed_is(
     assert made.encode() == Cursor(dict(expected.positions)).encode()
 
 
+@given(
+    positions,
+    st.integers(0, 10_000),
+    st.integers(0, 2**63 - 2),
+    st.integers(1, 1_000).flatmap(lambda n: st.tuples(st.integers(0, n - 1), st.just(n))),
+)
+def test_the_cursor_after_an_event_is_the_frames_cursor_after_that_entry(
+    by_partition: dict[int, Position], partition: int, offset: int, entry: tuple[int, int]
+):
+    index, events = entry
+    frame = CursorFrame(by_partition, partition)
+    made = frame.after_event(offset, index, events)
+    expected = frame.cursor(Position(offset, index).after_entry(events))
+    assert made == expected
+    assert made.encode() == expected.encode()
+
+
 @given(st.text(max_size=200))
 def test_any_text_is_a_cursor_or_invalid(text: str):
     with contextlib.suppress(InvalidCursor):

@@ -103,6 +103,20 @@ class CursorFrame:
         text = self._before + _item(self._partition, position) + self._after
         return Cursor({**self._positions, self._partition: position}, _encoded(text))
 
+    def after_event(self, offset: int, index: int, events: int) -> Cursor:
+        """The cursor right after entry `index` of the record at `offset`, which has `events`
+        entries: `cursor(Position(offset, index).after_entry(events))`, in one step (every
+        event of a feed gets one)."""
+        partition = self._partition
+        if index + 1 >= events:
+            position = Position(offset + 1)
+            item = f"{partition}:{offset + 1}"
+        else:
+            position = Position(offset, index + 1)
+            item = f"{partition}:{offset}:{index + 1}"
+        text = self._before + item + self._after
+        return Cursor({**self._positions, partition: position}, _encoded(text))
+
 
 def _item(partition: int, position: Position) -> str:
     if position.skip:

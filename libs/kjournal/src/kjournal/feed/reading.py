@@ -123,10 +123,22 @@ class TopicFeed:
 
     async def entries(self, plan: FeedPlan) -> AsyncIterator[FeedEntry]:
         """The plan's entries, partition after partition, then a FeedEnd."""
+        request = plan.request
         positions = dict(plan.starts)
-        for partition in plan.starts:
-            async for entry in self._partition(plan, partition, positions):
-                yield entry
+        for partition, start in plan.starts.items():
+            states = JournalStates(self._capacity)
+            records = self._source.records(
+                request.topic,
+                partition,
+                start.offset,
+                plan.ends[partition],
+                _accept(request.id_prefix),
+            )
+            # One generator for the whole catch-up: each layer of async generators costs every
+            # event a step, and a record's entries come as a list.
+            async for raw in records:
+                for entry in await self._next(plan, raw, states, positions):
+                    yield entry
             positions[partition] = Position(plan.ends[partition])
         yield FeedEnd(Cursor(dict(positions)))
 
@@ -153,7 +165,7 @@ class TopicFeed:
             resolved = await self._resolve_new(plan, batch, states)
             for raw in batch:
                 journals = states[raw.partition]
-                async for entry in self._next(plan, raw, journals, positions, resolved):
+                for entry in await self._next(plan, raw, journals, positions, resolved):
                     quiet_since = time.monotonic()
                     yield entry
             if time.monotonic() - quiet_since >= heartbeat_s:
@@ -199,19 +211,6 @@ class TopicFeed:
         found = await asyncio.gather(*(resolve(j, offset) for j, offset in firsts.items()))
         return dict(zip(firsts, found, strict=True))
 
-    async def _partition(
-        self, plan: FeedPlan, partition: int, positions: dict[int, Position]
-    ) -> AsyncIterator[FeedEntry]:
-        request = plan.request
-        start = plan.starts[partition]
-        states = JournalStates(self._capacity)
-        records = self._source.records(
-            request.topic, partition, start.offset, plan.ends[partition], _accept(request.id_prefix)
-        )
-        async for raw in records:
-            async for entry in self._next(plan, raw, states, positions):
-                yield entry
-
     async def _next(
         self,
         plan: FeedPlan,
@@ -219,7 +218,7 @@ class TopicFeed:
         states: JournalStates,
         positions: dict[int, Position],
         resolved: dict[tuple[int, str], JournalState] | None = None,
-    ) -> AsyncIterator[FeedEntry]:
+    ) -> Sequence[FeedEntry]:
         """The entries of the next record of its partition; the partition's position after it.
         `resolved`: states looked up ahead (`_resolve_new`), each taken once."""
         partition = raw.partition
@@ -241,9 +240,8 @@ class TopicFeed:
             entries = self._decided(plan, partition, raw, skip, states, positions, fate)
         else:
             entries = await self._record(plan, partition, raw, skip, states, positions, ahead)
-        for entry in entries:
-            yield entry
         positions[partition] = Position(raw.offset + 1)
+        return entries
 
     async def _fate(self, topic: str, partition: int, offset: int) -> Fate | Lookup | None:
         """The fate the reader's fold decided for the record, waiting a little for it when the
@@ -310,14 +308,10 @@ class TopicFeed:
         append = record.action
         assert isinstance(append, Append)
         events = event_records(append, partition, offset)
+        count = len(events)
         tags = plan.request.tags
         return [
-            FeedEvent(
-                fate.id,
-                event,
-                index,
-                frame.cursor(Position(offset, index).after_entry(len(events))),
-            )
+            FeedEvent(fate.id, event, index, frame.after_event(offset, index, count))
             for index, event in enumerate(events)
             if index >= skip and (not tags or event.event.tags & tags)
         ]
@@ -401,8 +395,10 @@ class TopicFeed:
         except FormatError as exc:
             return quarantined(id_, str(exc))
         tags = plan.request.tags
+        event_frame = CursorFrame(positions, partition) if frame is None else frame
+        count = len(events)
         return [
-            FeedEvent(id_, event, index, cursor(Position(offset, index).after_entry(len(events))))
+            FeedEvent(id_, event, index, event_frame.after_event(offset, index, count))
             for index, event in enumerate(events)
             if index >= skip and (not tags or event.event.tags & tags)
         ]
