@@ -1,4 +1,5 @@
-"""ndjson_line: orjson's speed, the standard library's answers where orjson refuses a value."""
+"""ndjson_line: orjson's speed, the standard library's answers where orjson refuses a value;
+lines that share members encode them once."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kjournal_service.ndjson import ndjson_line
+from kjournal.feed import FeedEnd, FeedEvent, Position, entry_to_json, shared_event_lines
+from kjournal.feed.cursor import CursorFrame
+from kjournal.model import Append, ExpireAfter
+from kjournal.read import event_records
+from kjournal.testing.records import append_record
+from kjournal.wire.record import decode_action_record
+from kjournal_service.ndjson import ndjson_line, ndjson_lines_sharing
 
 json_values = st.recursive(
     st.none()
@@ -44,3 +51,41 @@ def test_what_is_not_json_still_raises() -> None:
         ndjson_line({"s": {1, 2}})
     with pytest.raises(UnicodeEncodeError):
         ndjson_line({"s": "\ud800"})
+
+
+members = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
+
+
+@given(members, st.lists(members, max_size=5))
+def test_lines_sharing_members_are_the_lines_of_each_item_with_them(
+    shared: dict[str, object], own: list[dict[str, object]]
+) -> None:
+    own = [{k: v for k, v in item.items() if k not in shared} for item in own]
+    lines = ndjson_lines_sharing(shared, own)
+    assert lines.count(b"\n") == len(own)
+    assert [json.loads(line) for line in lines.splitlines()] == [{**item, **shared} for item in own]
+
+
+def test_a_feed_records_lines_are_its_entries_lines_with_the_record_members_written_once() -> None:
+    append = decode_action_record(append_record(7, range(3, 7), expire_after=ExpireAfter(60)))
+    assert append is not None
+    assert isinstance(append.action, Append)
+    events = event_records(append.action, 0, 7)
+    frame = CursorFrame({0: Position(7)}, 0)
+    entries = [
+        FeedEvent("journal", record, index, frame.after_event(7, index, len(events)))
+        for index, record in enumerate(events)
+    ]
+    shared = shared_event_lines(entries)
+    assert shared is not None
+    lines = ndjson_lines_sharing(*shared)
+    assert [json.loads(line) for line in lines.splitlines()] == [
+        json.loads(ndjson_line(entry_to_json(entry))) for entry in entries
+    ]
+    assert lines.count(b'"version"') == len(entries)  # each line whole: shared, not left out
+    # anything but events of one append is encoded line by line
+    assert shared_event_lines(entries[:1]) is None
+    other = FeedEvent("other", events[0], 0, entries[0].cursor)
+    assert shared_event_lines([*entries, other]) is None
+    end = FeedEnd(entries[-1].cursor)
+    assert shared_event_lines([*entries, end]) is None

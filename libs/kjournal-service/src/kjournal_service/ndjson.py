@@ -21,7 +21,16 @@ import orjson
 from kjournal.spans import recording
 from opentelemetry.trace import get_current_span
 
-__all__ = ["FirstChunk", "Prefetched", "first_chunk", "ndjson_chunks", "ndjson_line", "prefetch"]
+__all__ = [
+    "FirstChunk",
+    "Lines",
+    "Prefetched",
+    "first_chunk",
+    "ndjson_chunks",
+    "ndjson_line",
+    "ndjson_lines_sharing",
+    "prefetch",
+]
 
 T = TypeVar("T")
 
@@ -83,6 +92,31 @@ async def prefetch(items: AsyncIterator[T]) -> Prefetched[T]:
     return Prefetched(first, items)
 
 
+def ndjson_lines_sharing(shared: dict[str, Any], own: list[dict[str, Any]]) -> bytes:
+    """The lines of `{**item, **shared}` for each item of `own` (no key in both), with `shared`'s
+    members encoded once: a feed's events of one append share their record's members."""
+    members = ndjson_line(shared)[1:-2]  # between the braces
+    lines = bytearray()
+    for item in own:
+        line = ndjson_line(item)
+        lines += line[:-2]
+        if members:
+            if len(line) > 3:  # not `{}`
+                lines += b","
+            lines += members
+        lines += b"}\n"
+    return bytes(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """Several items' lines, encoded ahead (`data` ends in a newline): what an `encode` given to
+    `ndjson_chunks` returns to have them taken whole, counting `count` items."""
+
+    data: bytes
+    count: int
+
+
 @dataclass(slots=True)
 class FirstChunk(Generic[T]):
     """The lines of a source's first items, about a chunk; `rest` is None when they are all
@@ -122,7 +156,8 @@ async def ndjson_chunks(
     first: FirstChunk[T] | None = None,
 ) -> AsyncIterator[bytes]:
     """Lines of `encode(item)`, batched into chunks of about `chunk_bytes` (after the lines of
-    `first`, if given, which counts its items).
+    `first`, if given, which counts its items). An `encode` returning `Lines` gives several
+    items' lines at once.
 
     An exception from the source ends the stream with the line `{"problem": on_error(exc)}`.
     `count_attribute` names the attribute of the current span (the request's) that gets the
@@ -137,8 +172,13 @@ async def ndjson_chunks(
             if first is not None:
                 yield bytes(first.lines)
             async for item in iterator:
-                buffer += ndjson_line(encode(item))
-                count += 1
+                encoded = encode(item)
+                if type(encoded) is Lines:
+                    buffer += encoded.data
+                    count += encoded.count
+                else:
+                    buffer += ndjson_line(encoded)
+                    count += 1
                 if len(buffer) >= chunk_bytes:
                     yield bytes(buffer)
                     buffer.clear()

@@ -69,11 +69,13 @@ __all__ = [
     "append_response",
     "append_response_json",
     "append_result",
+    "event_json",
     "event_record_from_json",
     "event_record_to_json",
     "format_timestamp",
     "journal_status_from_out",
     "journal_status_out",
+    "record_json",
     "replication_from_out",
     "replication_out",
 ]
@@ -252,18 +254,30 @@ def append_outcome_from_out(out: AppendOutcomeOut) -> AppendOutcome:
 
 def event_record_to_json(record: EventRecord) -> dict[str, Any]:
     """One line of an events stream (the shape of schemas.EventOut)."""
-    event = record.event
+    line = event_json(record.event)
+    line.update(record_json(record))
+    return line
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """The members of an event's line that are the event's own (seqNr, tags, payload)."""
     kind, value = _payload_json(event.payload)
-    metadata = record.metadata
-    expire_after = metadata.payload.expire_after
     return {
         "seqNr": event.seq_nr,
-        "timestamp": format_timestamp(record.timestamp),
-        "partition": record.partition_offset.partition,
-        "offset": record.partition_offset.offset,
         "tags": sorted(event.tags) if event.tags else [],
         "payloadType": kind,
         "payload": value,
+    }
+
+
+def record_json(record: EventRecord) -> dict[str, Any]:
+    """The members of an event's line that every event of its append shares: its record's."""
+    metadata = record.metadata
+    expire_after = metadata.payload.expire_after
+    return {
+        "timestamp": format_timestamp(record.timestamp),
+        "partition": record.partition_offset.partition,
+        "offset": record.partition_offset.offset,
         "metadata": {"header": metadata.header.data, "payload": metadata.payload.data},
         "expireAfter": None if expire_after is None else format_duration(expire_after),
         "headers": dict(record.headers),

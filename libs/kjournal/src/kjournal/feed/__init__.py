@@ -10,6 +10,7 @@ from kjournal.feed.entries import (
     FeedEvent,
     FeedHeartbeat,
     entry_to_json,
+    shared_event_lines,
 )
 from kjournal.feed.reading import FeedPlan, FeedRequest, TopicFeed
 from kjournal.feed.source import TopicSource
@@ -28,4 +29,5 @@ __all__ = [
     "TopicFeed",
     "TopicSource",
     "entry_to_json",
+    "shared_event_lines",
 ]

@@ -10,12 +10,13 @@ tells a live follower, now and then, that nothing came, with the cursor it may r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 from typing import Any, TypeAlias
 
-from kjournal.api.convert import event_record_to_json
+from kjournal.api.convert import event_json, event_record_to_json, record_json
 from kjournal.api.schemas import format_timestamp
 from kjournal.feed.cursor import Cursor
 from kjournal.model import EventRecord
@@ -28,6 +29,7 @@ __all__ = [
     "FeedEvent",
     "FeedHeartbeat",
     "entry_to_json",
+    "shared_event_lines",
 ]
 
 
@@ -97,3 +99,34 @@ def entry_to_json(entry: FeedEntry) -> dict[str, Any]:
         line["reason"] = entry.reason
     line["cursor"] = entry.cursor.encode()
     return line
+
+
+def shared_event_lines(
+    entries: Sequence[FeedEntry],
+) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """`entries` as (the members all their lines share, each line's own members) when they are
+    two or more events of one append, else None. `{**own, **shared}` is `entry_to_json` of each:
+    an encoder writes the record's members once for all the append's events."""
+    if len(entries) < 2 or not isinstance(entries[0], FeedEvent):
+        return None
+    first = entries[0]
+    record = first.record
+    own: list[dict[str, Any]] = []
+    for entry in entries:
+        if not isinstance(entry, FeedEvent) or entry.id != first.id:
+            return None
+        other = entry.record
+        if (
+            other.partition_offset is not record.partition_offset
+            or other.metadata is not record.metadata
+            or other.headers is not record.headers
+            or other.timestamp != record.timestamp
+            or other.origin != record.origin
+            or other.version != record.version
+        ):
+            return None
+        line = event_json(other.event)
+        line["index"] = entry.index
+        line["cursor"] = entry.cursor.encode()
+        own.append(line)
+    return {"type": "event", "id": first.id, **record_json(record)}, own

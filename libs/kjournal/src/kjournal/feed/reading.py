@@ -123,6 +123,14 @@ class TopicFeed:
 
     async def entries(self, plan: FeedPlan) -> AsyncIterator[FeedEntry]:
         """The plan's entries, partition after partition, then a FeedEnd."""
+        async for entries in self.record_entries(plan):
+            for entry in entries:
+                yield entry
+
+    async def record_entries(self, plan: FeedPlan) -> AsyncIterator[Sequence[FeedEntry]]:
+        """`entries`, a record's at a time (records without any are left out), then [FeedEnd]:
+        one step of the stream per record rather than per event, and an append's events
+        together (an encoder shares their record's members, feed/entries.py)."""
         request = plan.request
         positions = dict(plan.starts)
         for partition, start in plan.starts.items():
@@ -134,13 +142,12 @@ class TopicFeed:
                 plan.ends[partition],
                 _accept(request.id_prefix),
             )
-            # One generator for the whole catch-up: each layer of async generators costs every
-            # event a step, and a record's entries come as a list.
             async for raw in records:
-                for entry in await self._next(plan, raw, states, positions):
-                    yield entry
+                entries = await self._next(plan, raw, states, positions)
+                if entries:
+                    yield entries
             positions[partition] = Position(plan.ends[partition])
-        yield FeedEnd(Cursor(dict(positions)))
+        yield [FeedEnd(Cursor(dict(positions)))]
 
     async def follow(self, plan: FeedPlan, heartbeat_s: float) -> AsyncIterator[FeedEntry]:
         """The plan's entries from its starts on, all partitions at once, without end: first a

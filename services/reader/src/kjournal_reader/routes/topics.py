@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.convert import replication_out
-from kjournal.feed import Cursor, FeedRequest, entry_to_json
+from kjournal.feed import Cursor, FeedEntry, FeedRequest, entry_to_json, shared_event_lines
 from kjournal.replication_status import record_lag
 from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import HttpDep, MetricsDep, TopicDep
-from kjournal_service.ndjson import prefetch
+from kjournal_service.ndjson import Lines, ndjson_line, ndjson_lines_sharing, prefetch
 from kjournal_service.problems import problem_responses
 
 from kjournal_reader.deps import EventualDep, ReadsDep, StreamSlotDep
@@ -109,8 +111,16 @@ async def feed(
     plan = await topic_feed.plan(wanted)  # bad cursors, 410s: problems before the stream starts
     if live:
         return event_stream_response(request, topic_feed.follow(plan, heartbeat), entry_to_json)
-    entries = await prefetch(topic_feed.entries(plan))
-    return ndjson_response(request, http, entries, entry_to_json)
+    entries = await prefetch(topic_feed.record_entries(plan))
+    return ndjson_response(request, http, entries, _feed_lines)
+
+
+def _feed_lines(entries: Sequence[FeedEntry]) -> Lines:
+    """A record's feed lines: an append's events with their record's members encoded once."""
+    shared = shared_event_lines(entries)
+    if shared is None:
+        return Lines(b"".join(ndjson_line(entry_to_json(entry)) for entry in entries), len(entries))
+    return Lines(ndjson_lines_sharing(*shared), len(entries))
 
 
 @router.get(
