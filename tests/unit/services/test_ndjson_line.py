@@ -8,7 +8,7 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kjournal.feed import FeedEnd, FeedEvent, Position, entry_to_json, shared_event_lines
+from kjournal.feed import AppendEvents, Position, entry_to_json
 from kjournal.feed.cursor import CursorFrame
 from kjournal.model import Append, ExpireAfter
 from kjournal.read import event_records
@@ -66,26 +66,19 @@ def test_lines_sharing_members_are_the_lines_of_each_item_with_them(
     assert [json.loads(line) for line in lines.splitlines()] == [{**item, **shared} for item in own]
 
 
-def test_a_feed_records_lines_are_its_entries_lines_with_the_record_members_written_once() -> None:
+def test_an_appends_lines_are_its_entries_lines_with_the_record_members_written_once() -> None:
     append = decode_action_record(append_record(7, range(3, 7), expire_after=ExpireAfter(60)))
     assert append is not None
     assert isinstance(append.action, Append)
     events = event_records(append.action, 0, 7)
-    frame = CursorFrame({0: Position(7)}, 0)
-    entries = [
-        FeedEvent("journal", record, index, frame.after_event(7, index, len(events)))
-        for index, record in enumerate(events)
-    ]
-    shared = shared_event_lines(entries)
-    assert shared is not None
-    lines = ndjson_lines_sharing(*shared)
+    frame = CursorFrame({0: Position(7), 1: Position(5)}, 0)
+    delivered = AppendEvents("journal", events, (1, 2, 3), frame, 7)  # past a skip of 1
+    entries = delivered.entries()
+    assert [entry.index for entry in entries] == [1, 2, 3]
+    assert entries[-1].cursor.positions == {0: Position(8), 1: Position(5)}
+    assert entries[0].cursor == frame.cursor(Position(7, 2))
+    lines = ndjson_lines_sharing(*delivered.lines_json())
     assert [json.loads(line) for line in lines.splitlines()] == [
         json.loads(ndjson_line(entry_to_json(entry))) for entry in entries
     ]
     assert lines.count(b'"version"') == len(entries)  # each line whole: shared, not left out
-    # anything but events of one append is encoded line by line
-    assert shared_event_lines(entries[:1]) is None
-    other = FeedEvent("other", events[0], 0, entries[0].cursor)
-    assert shared_event_lines([*entries, other]) is None
-    end = FeedEnd(entries[-1].cursor)
-    assert shared_event_lines([*entries, end]) is None

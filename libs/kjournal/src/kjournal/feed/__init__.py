@@ -3,19 +3,21 @@ agreeing with journal reads (docs/feed.md)."""
 
 from kjournal.feed.cursor import Cursor, Position
 from kjournal.feed.entries import (
+    AppendEvents,
     Control,
     FeedControl,
     FeedEnd,
     FeedEntry,
     FeedEvent,
     FeedHeartbeat,
+    RecordEntries,
     entry_to_json,
-    shared_event_lines,
 )
 from kjournal.feed.reading import FeedPlan, FeedRequest, TopicFeed
 from kjournal.feed.source import TopicSource
 
 __all__ = [
+    "AppendEvents",
     "Control",
     "Cursor",
     "FeedControl",
@@ -26,8 +28,8 @@ __all__ = [
     "FeedPlan",
     "FeedRequest",
     "Position",
+    "RecordEntries",
     "TopicFeed",
     "TopicSource",
     "entry_to_json",
-    "shared_event_lines",
 ]

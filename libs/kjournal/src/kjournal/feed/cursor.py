@@ -107,15 +107,18 @@ class CursorFrame:
         """The cursor right after entry `index` of the record at `offset`, which has `events`
         entries: `cursor(Position(offset, index).after_entry(events))`, in one step (every
         event of a feed gets one)."""
+        position = Position(offset + 1) if index + 1 >= events else Position(offset, index + 1)
+        text = self.text_after_event(offset, index, events)
+        return Cursor({**self._positions, self._partition: position}, text)
+
+    def text_after_event(self, offset: int, index: int, events: int) -> str:
+        """`after_event(...).encode()`, without the Cursor: what a catch-up's line carries."""
         partition = self._partition
         if index + 1 >= events:
-            position = Position(offset + 1)
             item = f"{partition}:{offset + 1}"
         else:
-            position = Position(offset, index + 1)
             item = f"{partition}:{offset}:{index + 1}"
-        text = self._before + item + self._after
-        return Cursor({**self._positions, partition: position}, _encoded(text))
+        return _encoded(self._before + item + self._after)
 
 
 def _item(partition: int, position: Position) -> str:

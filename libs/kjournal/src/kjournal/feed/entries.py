@@ -18,18 +18,19 @@ from typing import Any, TypeAlias
 
 from kjournal.api.convert import event_json, event_record_to_json, record_json
 from kjournal.api.schemas import format_timestamp
-from kjournal.feed.cursor import Cursor
+from kjournal.feed.cursor import Cursor, CursorFrame
 from kjournal.model import EventRecord
 
 __all__ = [
+    "AppendEvents",
     "Control",
     "FeedControl",
     "FeedEnd",
     "FeedEntry",
     "FeedEvent",
     "FeedHeartbeat",
+    "RecordEntries",
     "entry_to_json",
-    "shared_event_lines",
 ]
 
 
@@ -72,6 +73,46 @@ class FeedHeartbeat:
 FeedEntry: TypeAlias = FeedEvent | FeedControl | FeedEnd | FeedHeartbeat
 
 
+@dataclass(frozen=True, slots=True)
+class AppendEvents:
+    """The events a feed delivers of one append: `records[i]` for each i of `indexes`, as
+    FeedEvents (`entries`) or as the members of their lines (`lines_json`). A catch-up writes
+    the lines straight from these, without a FeedEvent or Cursor per event: the record's
+    members once, and each event's cursor as text from `frame`."""
+
+    id: str
+    records: tuple[EventRecord, ...]  # all the append's events (an entry each)
+    indexes: tuple[int, ...]  # those delivered (past a cursor's skip, with a wanted tag)
+    frame: CursorFrame
+    offset: int
+
+    def __len__(self) -> int:
+        return len(self.indexes)
+
+    def entries(self) -> list[FeedEvent]:
+        count, frame, offset = len(self.records), self.frame, self.offset
+        return [
+            FeedEvent(self.id, self.records[index], index, frame.after_event(offset, index, count))
+            for index in self.indexes
+        ]
+
+    def lines_json(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """(the members every line shares, each line's own members): `{**own, **shared}` is
+        `entry_to_json` of each of `entries()`."""
+        count, frame, offset, records = len(self.records), self.frame, self.offset, self.records
+        own: list[dict[str, Any]] = []
+        for index in self.indexes:
+            line = event_json(records[index].event)
+            line["index"] = index
+            line["cursor"] = frame.text_after_event(offset, index, count)
+            own.append(line)
+        return {"type": "event", "id": self.id, **record_json(records[0])}, own
+
+
+RecordEntries: TypeAlias = AppendEvents | Sequence[FeedEntry]
+"""What a feed delivers of one record: an append's events, or a control entry (or nothing)."""
+
+
 def entry_to_json(entry: FeedEntry) -> dict[str, Any]:
     """One line of a feed (the shape of api.schemas.FeedEntryOut)."""
     if isinstance(entry, FeedEvent):
@@ -99,34 +140,3 @@ def entry_to_json(entry: FeedEntry) -> dict[str, Any]:
         line["reason"] = entry.reason
     line["cursor"] = entry.cursor.encode()
     return line
-
-
-def shared_event_lines(
-    entries: Sequence[FeedEntry],
-) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-    """`entries` as (the members all their lines share, each line's own members) when they are
-    two or more events of one append, else None. `{**own, **shared}` is `entry_to_json` of each:
-    an encoder writes the record's members once for all the append's events."""
-    if len(entries) < 2 or not isinstance(entries[0], FeedEvent):
-        return None
-    first = entries[0]
-    record = first.record
-    own: list[dict[str, Any]] = []
-    for entry in entries:
-        if not isinstance(entry, FeedEvent) or entry.id != first.id:
-            return None
-        other = entry.record
-        if (
-            other.partition_offset is not record.partition_offset
-            or other.metadata is not record.metadata
-            or other.headers is not record.headers
-            or other.timestamp != record.timestamp
-            or other.origin != record.origin
-            or other.version != record.version
-        ):
-            return None
-        line = event_json(other.event)
-        line["index"] = entry.index
-        line["cursor"] = entry.cursor.encode()
-        own.append(line)
-    return {"type": "event", "id": first.id, **record_json(record)}, own

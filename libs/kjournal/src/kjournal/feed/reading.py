@@ -29,17 +29,18 @@ from kjournal.errors import (
 )
 from kjournal.feed.cursor import Cursor, CursorFrame, Position
 from kjournal.feed.entries import (
+    AppendEvents,
     Control,
     FeedControl,
     FeedEnd,
     FeedEntry,
-    FeedEvent,
     FeedHeartbeat,
+    RecordEntries,
 )
 from kjournal.feed.judge import Verdict, judge
 from kjournal.feed.source import TopicSource
 from kjournal.feed.states import DEFAULT_CAPACITY, JournalState, JournalStates, StateResolver
-from kjournal.model import Append, Key, Mark
+from kjournal.model import Append, EventRecord, Key, Mark
 from kjournal.read import JournalReader, event_records
 from kjournal.read.fates import Fate, FateKind, Lookup
 from kjournal.wire.record import ConsumedRecord, decode_action_record
@@ -124,13 +125,13 @@ class TopicFeed:
     async def entries(self, plan: FeedPlan) -> AsyncIterator[FeedEntry]:
         """The plan's entries, partition after partition, then a FeedEnd."""
         async for entries in self.record_entries(plan):
-            for entry in entries:
+            for entry in _each(entries):
                 yield entry
 
-    async def record_entries(self, plan: FeedPlan) -> AsyncIterator[Sequence[FeedEntry]]:
+    async def record_entries(self, plan: FeedPlan) -> AsyncIterator[RecordEntries]:
         """`entries`, a record's at a time (records without any are left out), then [FeedEnd]:
-        one step of the stream per record rather than per event, and an append's events
-        together (an encoder shares their record's members, feed/entries.py)."""
+        one step of the stream per record rather than per event, and an append's events as
+        AppendEvents (an encoder writes their lines without an object per event)."""
         request = plan.request
         positions = dict(plan.starts)
         for partition, start in plan.starts.items():
@@ -172,7 +173,7 @@ class TopicFeed:
             resolved = await self._resolve_new(plan, batch, states)
             for raw in batch:
                 journals = states[raw.partition]
-                for entry in await self._next(plan, raw, journals, positions, resolved):
+                for entry in _each(await self._next(plan, raw, journals, positions, resolved)):
                     quiet_since = time.monotonic()
                     yield entry
             if time.monotonic() - quiet_since >= heartbeat_s:
@@ -225,7 +226,7 @@ class TopicFeed:
         states: JournalStates,
         positions: dict[int, Position],
         resolved: dict[tuple[int, str], JournalState] | None = None,
-    ) -> Sequence[FeedEntry]:
+    ) -> RecordEntries:
         """The entries of the next record of its partition; the partition's position after it.
         `resolved`: states looked up ahead (`_resolve_new`), each taken once."""
         partition = raw.partition
@@ -280,7 +281,7 @@ class TopicFeed:
         states: JournalStates,
         positions: dict[int, Position],
         fate: Fate | Lookup,
-    ) -> list[FeedEvent | FeedControl]:
+    ) -> RecordEntries:
         """The entries of one record whose fate the reader's fold decided (no lookup, no
         judging: every journal reader returns what the fold decided)."""
         if not isinstance(fate, Fate):
@@ -315,13 +316,7 @@ class TopicFeed:
         append = record.action
         assert isinstance(append, Append)
         events = event_records(append, partition, offset)
-        count = len(events)
-        tags = plan.request.tags
-        return [
-            FeedEvent(fate.id, event, index, frame.after_event(offset, index, count))
-            for index, event in enumerate(events)
-            if index >= skip and (not tags or event.event.tags & tags)
-        ]
+        return _append_events(fate.id, events, skip, plan.request.tags, frame, offset)
 
     async def _check_held(self, topic: str, partition: int, offset: int) -> None:
         """PositionGone if Kafka no longer holds `offset` (offsets also skip for records the
@@ -339,7 +334,7 @@ class TopicFeed:
         states: JournalStates,
         positions: dict[int, Position],
         ahead: tuple[str, JournalState] | None = None,
-    ) -> list[FeedEvent | FeedControl]:
+    ) -> RecordEntries:
         """The entries of one record from its `skip`th on, each with the cursor right after it.
         `ahead`: the (journal id, state) looked up ahead for this record, if any."""
         offset = raw.offset
@@ -352,7 +347,7 @@ class TopicFeed:
                 frame = CursorFrame(positions, partition)
             return frame.cursor(position)
 
-        def quarantined(id_: str, reason: str) -> list[FeedEvent | FeedControl]:
+        def quarantined(id_: str, reason: str) -> list[FeedControl]:
             states.put(id_, JournalState(quarantined_at=offset))
             if skip:
                 return []
@@ -401,14 +396,29 @@ class TopicFeed:
             events = event_records(action, partition, offset)
         except FormatError as exc:
             return quarantined(id_, str(exc))
-        tags = plan.request.tags
         event_frame = CursorFrame(positions, partition) if frame is None else frame
-        count = len(events)
-        return [
-            FeedEvent(id_, event, index, event_frame.after_event(offset, index, count))
-            for index, event in enumerate(events)
-            if index >= skip and (not tags or event.event.tags & tags)
-        ]
+        return _append_events(id_, events, skip, plan.request.tags, event_frame, offset)
+
+
+def _each(entries: RecordEntries) -> Sequence[FeedEntry]:
+    return entries.entries() if isinstance(entries, AppendEvents) else entries
+
+
+def _append_events(
+    id_: str,
+    events: tuple[EventRecord, ...],
+    skip: int,
+    tags: frozenset[str],
+    frame: CursorFrame,
+    offset: int,
+) -> AppendEvents:
+    """The append's events from its `skip`th on that carry one of `tags` (any, if none)."""
+    indexes = tuple(
+        index
+        for index, event in enumerate(events)
+        if index >= skip and (not tags or event.event.tags & tags)
+    )
+    return AppendEvents(id_, events, indexes, frame, offset)
 
 
 def _fold_decides(found: Fate | Lookup | None) -> bool:

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.convert import replication_out
-from kjournal.feed import Cursor, FeedEntry, FeedRequest, entry_to_json, shared_event_lines
+from kjournal.feed import AppendEvents, Cursor, FeedRequest, RecordEntries, entry_to_json
 from kjournal.replication_status import record_lag
 from kjournal_service.auth import Scope, requires
 from kjournal_service.deps import HttpDep, MetricsDep, TopicDep
@@ -115,12 +113,11 @@ async def feed(
     return ndjson_response(request, http, entries, _feed_lines)
 
 
-def _feed_lines(entries: Sequence[FeedEntry]) -> Lines:
+def _feed_lines(entries: RecordEntries) -> Lines:
     """A record's feed lines: an append's events with their record's members encoded once."""
-    shared = shared_event_lines(entries)
-    if shared is None:
-        return Lines(b"".join(ndjson_line(entry_to_json(entry)) for entry in entries), len(entries))
-    return Lines(ndjson_lines_sharing(*shared), len(entries))
+    if isinstance(entries, AppendEvents):
+        return Lines(ndjson_lines_sharing(*entries.lines_json()), len(entries))
+    return Lines(b"".join(ndjson_line(entry_to_json(entry)) for entry in entries), len(entries))
 
 
 @router.get(
