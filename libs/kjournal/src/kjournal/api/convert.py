@@ -253,10 +253,27 @@ def append_outcome_from_out(out: AppendOutcomeOut) -> AppendOutcome:
 
 
 def event_record_to_json(record: EventRecord) -> dict[str, Any]:
-    """One line of an events stream (the shape of schemas.EventOut)."""
-    line = event_json(record.event)
-    line.update(record_json(record))
-    return line
+    """One line of an events stream (the shape of schemas.EventOut): `event_json` and
+    `record_json` together, written out in one literal because a journal read makes one per
+    event (two dicts merged cost a third more)."""
+    event = record.event
+    kind, value = _payload_json(event.payload)
+    metadata = record.metadata
+    expire_after = metadata.payload.expire_after
+    return {
+        "seqNr": event.seq_nr,
+        "timestamp": format_timestamp(record.timestamp),
+        "partition": record.partition_offset.partition,
+        "offset": record.partition_offset.offset,
+        "tags": sorted(event.tags) if event.tags else [],
+        "payloadType": kind,
+        "payload": value,
+        "metadata": {"header": metadata.header.data, "payload": metadata.payload.data},
+        "expireAfter": None if expire_after is None else format_duration(expire_after),
+        "headers": dict(record.headers),
+        "origin": record.origin,
+        "version": record.version,
+    }
 
 
 def event_json(event: Event) -> dict[str, Any]:
