@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -25,6 +27,7 @@ from kjournal_dev.kind import (
     progress,
     toolchain,
 )
+from kjournal_dev.kind import engine as engine_module
 from kjournal_dev.kind.engine import lacks_sys_resource
 from kjournal_dev.kind.settings import KindSettings
 from kjournal_dev.kind.tool import KindTool
@@ -475,3 +478,30 @@ def test_down_removes_the_node_containers_even_without_kind_in_this_build_cache(
     (tmp_path / "none").mkdir()
     nothing = _FakeEngine(tmp_path / "none", [])
     assert cluster.Cluster(settings, report, nothing, chain).delete() == []  # type: ignore[arg-type]
+
+
+class _SlowProbes(progress.Progress):
+    """Probes of `docker version` that hang past their timeout `hanging` times, then answer."""
+
+    def __init__(self, log_dir: Path, hanging: int) -> None:
+        super().__init__(lambda line: None, log_dir)
+        self.hanging = hanging
+        self.probes = 0
+
+    def capture(self, cmd: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        self.probes += 1
+        if self.probes <= self.hanging:
+            raise DevError(f"`{' '.join(cmd[:3])} ...` did not finish within 15 s")
+        return subprocess.CompletedProcess(list(cmd), 0, "27.5.1\n", "")
+
+
+def test_a_docker_probe_that_hangs_while_the_engine_starts_is_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy host: the daemon starting, `docker version` hung past its 15 s twice (this failed
+    every containers test of a CI run); the engine is ready once a probe answers."""
+    monkeypatch.setattr("kjournal_dev.kind.engine.process.is_running", lambda pid: True)
+    monkeypatch.setattr("kjournal_dev.kind.engine.time.sleep", lambda seconds: None)
+    probes = _SlowProbes(tmp_path / "logs", hanging=2)
+    engine_module.Engine(_settings(tmp_path), probes)._wait_ready(pid=1)
+    assert probes.probes == 3

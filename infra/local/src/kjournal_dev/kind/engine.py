@@ -177,17 +177,21 @@ class Engine:
         path.write_text(json.dumps(config, indent=2))
         return path
 
-    def _wait_ready(self, pid: int, timeout_s: float = 60) -> None:
+    def _wait_ready(self, pid: int, timeout_s: float = 120) -> None:
         deadline = time.monotonic() + timeout_s
         env = self.env()
         while True:
-            probe = self.progress.capture(
-                self.docker("version", "--format", "{{.Server.Version}}"),
-                env=env,
-                check=False,
-                timeout=15,
-            )
-            if probe.returncode == 0:
+            try:
+                probe = self.progress.capture(
+                    self.docker("version", "--format", "{{.Server.Version}}"),
+                    env=env,
+                    check=False,
+                    timeout=15,
+                )
+            except DevError:
+                # A probe that hangs (a daemon still starting on a busy host): not ready yet.
+                probe = None
+            if probe is not None and probe.returncode == 0:
                 return
             if not process.is_running(pid):
                 raise DevError(f"dockerd exited during start-up; log: {self.log_file}")
