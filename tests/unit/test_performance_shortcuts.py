@@ -27,6 +27,7 @@ from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import journal
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.model import Event, EventRecord, Key, fast
+from kjournal.read.settings import FoldSettings
 from kjournal_reader.app import create_app as create_reader
 from kjournal_reader.routes import journals as reader_journals
 from kjournal_reader.routes import outcomes as reader_outcomes
@@ -212,6 +213,12 @@ def test_shortcut_kafka_source_short_fetch_wait() -> None:
 
 def test_shortcut_producer_linger_zero() -> None:
     assert KafkaSettings().linger_ms == 0
+
+
+def test_shortcut_folds_start_journals_the_listing_shows_cannot_exist() -> None:
+    """On by default; what makes it exact is in test_partition_fold.py's listing tests and
+    tests/integration/services/test_known_journals.py."""
+    assert FoldSettings().list_journals
 
 
 def test_shortcut_writer_asks_the_reader_over_aiohttp() -> None:

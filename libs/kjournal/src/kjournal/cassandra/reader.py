@@ -41,6 +41,7 @@ __all__ = ["CassandraEventualReader", "DataIntegrity"]
 log = logging.getLogger(__name__)
 
 _OFFSET_INDEX = SELECT_COLUMNS.index("offset")
+_PARTITIONS_SCANNED = 3 * METAJOURNAL_BUCKETS  # partition keys scanned to find a topic's buckets
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,7 @@ class _Statements:
     head: PreparedStatement
     pointer2: PreparedStatement
     ids: PreparedStatement
+    partitions: PreparedStatement
     # kjournal's own tables, which a keyspace created by kafka-journal does not have
     quarantine: PreparedStatement | None
     quarantined_journals: PreparedStatement | None
@@ -113,6 +115,7 @@ class CassandraEventualReader:
             "head": metajournal.head_in_buckets_select_cql(tables),
             "pointer2": pointer2.select_cql(tables),
             "ids": metajournal.ids_select_cql(tables),
+            "partitions": metajournal.partitions_select_cql(tables),
         }
         optional = {
             "quarantine": quarantine.select_cql(tables),
@@ -219,13 +222,13 @@ class CassandraEventualReader:
     async def ids(self, topic: str) -> AsyncGenerator[str, None]:
         """Every journal id with a head in `topic`, each once, in bucket order.
 
-        The 10 000 buckets include the 100 of the old layout. A few buckets are read at once
-        (`ids_concurrency`), each page by page. An id found in its old bucket is only reported if
-        its current bucket does not also hold it.
+        The 10 000 buckets include the 100 of the old layout; only those the topic uses are read
+        (`_buckets`). A few buckets are read at once (`ids_concurrency`), each page by page. An
+        id found in its old bucket is only reported if its current bucket does not also hold it.
         """
         statement = self._statements.ids
         window: deque[tuple[int, Pager]] = deque()
-        buckets = iter(range(METAJOURNAL_BUCKETS))
+        buckets = iter(await self._buckets(topic))
 
         def fill() -> None:
             while len(window) < self._ids_concurrency:
@@ -265,6 +268,26 @@ class CassandraEventualReader:
         finally:
             for _, pager in window:
                 pager.close()
+
+    async def _buckets(self, topic: str) -> Sequence[int]:
+        """The buckets holding heads of `topic`, from one scan of the table's partition keys
+        while it has at most `_PARTITIONS_SCANNED` of them (a table of few journals, or of one
+        topic); beyond that, every bucket, each asked (a query per bucket costs less than
+        scanning the partitions of many topics)."""
+        pager = self._pager(self._statements.partitions, (), "listing the metajournal partitions")
+        used: set[int] = set()
+        seen = 0
+        try:
+            while (page := await pager.next_page()) is not None:
+                for row_topic, bucket in page:
+                    if row_topic == topic:
+                        used.add(bucket)
+                seen += len(page)
+                if seen > _PARTITIONS_SCANNED:
+                    return range(METAJOURNAL_BUCKETS)
+        finally:
+            pager.close()
+        return sorted(used)
 
     async def _has_head(self, topic: str, bucket: int, id_: str) -> bool:
         rows = await first_page(

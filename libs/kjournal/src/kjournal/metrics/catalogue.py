@@ -132,6 +132,17 @@ FOLD_STARTS = _counter(
     "topic",
     unit="journals",
 )
+FOLD_NEW_STARTS = _counter(
+    "kjournal_fold_new_journal_starts_total",
+    "journals the fold met and started empty, the topic's journal listing showing they had none",
+    "topic",
+    unit="journals",
+)
+FOLD_LISTINGS = _counter(
+    "kjournal_fold_listings_total",
+    "times a followed topic's journals were listed from Cassandra",
+    "topic",
+)
 FOLD_FAILURES = _counter(
     "kjournal_fold_failures_total",
     "times a topic's fold failed and was rebuilt from pointer2",

@@ -58,13 +58,18 @@ def start_of(
     quarantined: QuarantinedRecord | None,
     start: int,
     window: Sequence[ActionRecord | Poison],
+    unmet: bool = False,
 ) -> Start:
     """The journal's start (see the module docstring): `start` is B, `window` the journal's
-    records in [B, E) in offset order, those that do not decode included."""
+    records in [B, E) in offset order, those that do not decode included. `unmet`: the journal
+    has no record in the partition below B (the fold consumed it from its first record and never
+    met the journal before): it did not exist before B, whatever its head says since."""
     if head is not None and head.partition_offset.partition != partition:
         error = TopicRepartitioned(key.topic, key.id, head.partition_offset.partition, partition)
         return Start(Base(), start, error=error)
-    if head is not None:
+    if unmet:
+        base, exact_from = Base(), start
+    elif head is not None:
         base = Base.of_head(head)
         exact_from = max(start, base.offset + 1)
     else:

@@ -5,7 +5,8 @@ A topic is followed from its first question on: its partitions' pointer2 are rea
 partition's fold (read/partition_fold.py) starts right after it, so everything not replicated is
 folded. A second loop reads pointer2 now and then, which lets the folds drop what Cassandra holds.
 A journal a fold meets for the first time is started from Cassandra in rounds (several journals of
-a partition at once, read/bootstrap.py). Questions wait for the fold to pass their offset, then
+a partition at once, read/bootstrap.py), unless the topic's journals, listed from Cassandra once
+the folds start, show it cannot exist (read/known.py): then it starts empty at once. Questions wait for the fold to pass their offset, then
 are lookups. A consumer failure (or Cassandra's, while the folds start) rebuilds the topic's folds
 from pointer2: questions asked meanwhile wait, then are told the fold is unavailable. Cassandra
 down while the folds run only holds up the starts of journals they do not know yet. A topic not
@@ -21,6 +22,7 @@ import logging
 import random
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,7 +34,12 @@ from kjournal.errors import (
     Unavailable,
 )
 from kjournal.metrics import Metrics, NoopMetrics
-from kjournal.metrics.catalogue import FOLD_FAILURES, FOLD_STARTS
+from kjournal.metrics.catalogue import (
+    FOLD_FAILURES,
+    FOLD_LISTINGS,
+    FOLD_NEW_STARTS,
+    FOLD_STARTS,
+)
 from kjournal.model import ActionRecord, Key
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
@@ -40,6 +47,7 @@ from kjournal.ports import EventualReader, PartitionRecords
 from kjournal.read.bootstrap import start_of
 from kjournal.read.fates import Fate, Lookup
 from kjournal.read.journal_entry import JournalEntry
+from kjournal.read.known import KnownJournals
 from kjournal.read.partition_fold import Overlap, PartitionFold, PayloadBudget
 from kjournal.read.records import Poison, decoded
 from kjournal.read.settings import FoldSettings
@@ -58,6 +66,8 @@ log = logging.getLogger(__name__)
 _PARTITION_CHECK_INTERVAL_S = 5.0
 _BACKOFF_MIN_S = 0.01
 _BACKOFF_MAX_S = 1.0
+_LISTING_BACKOFF_MIN_S = 1.0
+_LISTING_BACKOFF_MAX_S = 60.0
 _STARTS_PER_ROUND = 64  # journals of one partition started together
 _ROUNDS_AT_ONCE = 4  # rounds of one partition in flight
 _HEADS_AT_ONCE = 32  # Cassandra head reads in flight per round
@@ -196,6 +206,7 @@ class _TopicFolds:
             return entry
         if fold.want(id_):
             self._want_start(partition)
+        self._count_new_starts(fold)
         await self.wait_started(partition, id_)
         entry = self.fold(partition).entry(id_)
         if entry is None:  # evicted at once by a burst of new journals
@@ -255,6 +266,9 @@ class _TopicFolds:
         )
         quarantined = await owner.eventual.quarantined_ids(self.topic)
         settings = owner.settings
+        # Listed after pointer2 was read: what the listing misses was written from records the
+        # folds consume (docs/concurrency.md, "Journals the fold knows are new").
+        known = KnownJournals() if settings.list_journals else None
         self.folds = {
             p: PartitionFold(
                 self.topic,
@@ -268,11 +282,14 @@ class _TopicFolds:
         }
         for fold in self.folds.values():
             fold.quarantines_known(quarantined, fold.start - 1)
+            fold.known = known
         self._start_wanted = {p: asyncio.Event() for p in range(count)}
         starts = {p: fold.start for p, fold in self.folds.items()}
         async with asyncio.TaskGroup() as group:  # any of them failing stops all
             group.create_task(self._consume(starts))
             group.create_task(self._poll_pointers(count))
+            if known is not None:
+                group.create_task(self._list_journals(known))
             for partition in range(count):
                 group.create_task(self._start_journals(partition))
 
@@ -295,6 +312,7 @@ class _TopicFolds:
 
     def _settle(self, partition: int, fold: PartitionFold) -> None:
         """After the fold moved: wake the waiters it passed, start the journals it met."""
+        self._count_new_starts(fold)
         waiters = self._positions.get(partition)
         while waiters and waiters[0][0] <= fold.position:
             _, _, future = heapq.heappop(waiters)
@@ -313,6 +331,57 @@ class _TopicFolds:
             if key[0] == partition and key[1] not in fold.pending and not future.done():
                 del self._starting[key]
                 future.set_exception(FoldUnavailable(f"journal {key[1]} was not started"))
+
+    def _count_new_starts(self, fold: PartitionFold) -> None:
+        if fold.started_new:
+            self._owner.metrics.increment(FOLD_NEW_STARTS.name, fold.started_new, topic=self.topic)
+            fold.started_new = 0
+
+    async def _list_journals(self, known: KnownJournals) -> None:
+        """Add every journal of the topic with a head in Cassandra to `known`, then let the folds
+        start the others as new; listed again from the start after Cassandra failed. Any other
+        failure leaves this build of the folds without the listing (every journal met for the
+        first time is started from Cassandra), rather than failing the folds with it."""
+        owner = self._owner
+        backoff = _LISTING_BACKOFF_MIN_S
+        while True:
+            began = time.monotonic()
+            count = 0
+            try:
+                ids = owner.eventual.ids(self.topic)
+                async with aclosing(ids):
+                    async for id_ in ids:
+                        known.add(id_)
+                        count += 1
+            except (Unavailable, DeadlineExceeded) as exc:
+                log.warning(
+                    "listing the journals of %s failed (%s); again in %.0f s (new journals are "
+                    "started from Cassandra meanwhile)",
+                    self.topic,
+                    exc,
+                    backoff,
+                )
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, _LISTING_BACKOFF_MAX_S)
+                continue
+            except Exception:
+                log.exception(
+                    "listing the journals of %s failed; its folds start every journal they meet "
+                    "from Cassandra until they are rebuilt",
+                    self.topic,
+                )
+                return
+            known.listed = True
+            owner.metrics.increment(FOLD_LISTINGS.name, 1, topic=self.topic)
+            log.info(
+                "listed the %d journals of %s with a head in %.1f s (%d bytes of filters): the "
+                "folds start the others without Cassandra",
+                count,
+                self.topic,
+                time.monotonic() - began,
+                known.size_bytes,
+            )
+            return
 
     def _want_start(self, partition: int) -> None:
         wanted = self._start_wanted.get(partition)
@@ -366,6 +435,7 @@ class _TopicFolds:
         # Where each window begins, read before the heads; and which wait is started: a journal
         # given up and met again meanwhile waits anew, for a round of its own.
         begins = {id_: fold.begin(id_) for id_ in ids}
+        unmet = {id_: fold.unmet(id_) for id_ in ids}
         waits = {id_: fold.pending[id_] for id_ in ids}
         quarantined_ids = fold.quarantined_ids  # complete up to where the begins start
         keys = [Key(self.topic, id_) for id_ in ids]
@@ -396,7 +466,7 @@ class _TopicFolds:
                 *(r for r in earlier if isinstance(r, ActionRecord)),
                 *fold.window(key.id, end),
             ]
-            start = start_of(key, partition, head, quarantined, begin, window)
+            start = start_of(key, partition, head, quarantined, begin, window, unmet[key.id])
             fold.install(key.id, start, earlier)
             owner.metrics.increment(FOLD_STARTS.name, 1, topic=self.topic)
             future = self._starting.pop((partition, key.id), None)

@@ -11,7 +11,8 @@ Per partition it keeps:
   tail (the records since, payloads within a shared byte budget) and state; at most
   `max_journals`, least recently used evicted first;
 * journals it met but cannot decide yet (`pending`): their records wait while the follower
-  bootstraps them from Cassandra (read/bootstrap.py), then are decided in order;
+  bootstraps them from Cassandra (read/bootstrap.py), then are decided in order; a journal the
+  topic's `KnownJournals` (read/known.py) says cannot exist starts empty at once instead;
 * the fates of the last `max_fates` journal records (read/fates.py).
 
 A journal's records are decided by the append rule (fold/append_rule.py), exactly as the
@@ -33,6 +34,7 @@ from kjournal.model import ActionRecord, Append, Delete, Mark, Purge
 from kjournal.read.bootstrap import Start
 from kjournal.read.fates import DROPPED_KINDS, Fate, FateKind, Lookup
 from kjournal.read.journal_entry import Base, JournalEntry
+from kjournal.read.known import KnownJournals
 from kjournal.read.records import Poison, decoded
 from kjournal.read.tail import Tail
 from kjournal.wire.record import ConsumedRecord
@@ -64,6 +66,9 @@ class Pending:
     since: int
     records: list[ActionRecord | Poison] = field(default_factory=list)
     payload_bytes: int = 0
+    # Met for the first time by this fold (its KnownJournals had never seen it): with `whole`,
+    # it has no record in the partition below `since`.
+    first_meet: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +132,13 @@ class PartitionFold:
         self.quarantined_ids: frozenset[str] = frozenset()
         self.quarantine_checked = start - 1
         self.lost_up_to = -1  # journals evicted with records Cassandra may lack sat at or below
+        # The topic's journals that may exist (set by the follower once they are being listed):
+        # one absent from them starts empty, without its head read from Cassandra.
+        self.known: KnownJournals | None = None
+        self.started_new = 0  # journals started that way
+        # Whether the fold consumed the partition from its first record ever (offset 0, nothing
+        # replicated before): then a journal it never met has no record here before it met it.
+        self.whole = start == 0
         self.fates_from = start  # fates of offsets below this are not kept
         self.journals: OrderedDict[str, JournalEntry] = OrderedDict()
         self.pending: dict[str, Pending] = {}
@@ -149,6 +161,8 @@ class PartitionFold:
     def consume(self, raw: ConsumedRecord) -> None:
         """Fold the next record of the partition (offsets ascending)."""
         offset = raw.offset
+        if self.position < 0 and offset != 0:
+            self.whole = False  # the log begins later (retention): records were never seen
         self.position = offset
         if not raw.key:
             return  # not a journal record
@@ -165,6 +179,11 @@ class PartitionFold:
             return
         pending = self.pending.get(id_)
         if pending is None:
+            entry = self._start_new(id_, offset)
+            if entry is not None:
+                self._fold(entry, item)
+                self._evict()
+                return
             pending = self._meet(id_, offset)
         self._buffer(pending, item)
         self._awaiting[offset] = id_
@@ -173,16 +192,38 @@ class PartitionFold:
     def passed(self, position: int) -> None:
         """The consumer is at `position + 1` (records without a key and transaction markers
         move it too)."""
+        if self.position < 0 <= position:
+            self.whole = False  # moved without a record: whether from offset 0 is not known
         self.position = max(self.position, position)
 
     def _meet(self, id_: str, since: int) -> Pending:
-        pending = self.pending[id_] = Pending(since)
+        first_meet = False
+        if self.known is not None:
+            first_meet = not self.known.may_exist(id_)
+            self.known.add(id_)
+        pending = self.pending[id_] = Pending(since, first_meet=first_meet)
         self.new_pending.append(id_)
         return pending
 
+    def _start_new(self, id_: str, since: int) -> JournalEntry | None:
+        """Know a journal met at `since` as empty before it, if the topic's `KnownJournals` says
+        it has no head and no record below `since` the fold met (and it has no quarantine row);
+        None where it may have a past, which only Cassandra can tell."""
+        known = self.known
+        if known is None or not known.absent(id_) or id_ in self.quarantined_ids:
+            return None
+        known.add(id_)
+        self.started_new += 1
+        entry = self.journals[id_] = JournalEntry.of_base(id_, Base(), since)
+        return entry
+
     def want(self, id_: str) -> bool:
-        """Start knowing a journal a read asks about; False if it is known or pending already."""
+        """Start knowing a journal a read asks about; False if it is known or pending already
+        (or known at once: `_start_new`)."""
         if id_ in self.journals or id_ in self.pending:
+            return False
+        if self._start_new(id_, self.position + 1) is not None:
+            self._evict()
             return False
         self._meet(id_, self.position + 1)
         return True
@@ -340,6 +381,12 @@ class PartitionFold:
         if since > replicated + 1 and lost > replicated:
             return replicated + 1, (replicated + 1, min(lost + 1, since))
         return since, None
+
+    def unmet(self, id_: str) -> bool:
+        """Whether the pending journal has no record in the partition below where the fold met
+        it: the fold consumed the partition from its first record and never met it before (so
+        a head Cassandra holds of it in this partition came from the records the fold has)."""
+        return self.whole and self.pending[id_].first_meet
 
     def window(self, id_: str, end: int) -> list[ActionRecord | Poison]:
         """The pending journal's records buffered at offsets below `end`."""

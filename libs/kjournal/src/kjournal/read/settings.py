@@ -36,6 +36,12 @@ class FoldSettings(BaseModel):
         ge=0,
         description="how long a read waits for the fold before reading Cassandra and Kafka itself",
     )
+    list_journals: bool = Field(
+        default=True,
+        description="list a followed topic's journals from Cassandra once, so that a journal "
+        "met for the first time that has none starts without its head read (one query per "
+        "bucket the topic uses)",
+    )
     pointer_poll_interval_s: float = Field(
         default=0.5, gt=0, description="how often pointer2 is read to drop replicated records"
     )
