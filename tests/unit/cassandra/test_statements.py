@@ -12,6 +12,7 @@ from cassandra.query import UNSET_VALUE
 from cassandra.util import Date, Duration
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import journal, metajournal, quarantine
+from kjournal.cassandra.tables import cql_columns
 from kjournal.errors import FormatError
 from kjournal.model import (
     BinaryPayload,
@@ -339,3 +340,19 @@ def test_column_lists_match_the_table_definitions():
     assert journal.insert_cql(TableNames(keyspace="ks")).startswith(
         "INSERT INTO ks.journal (id, topic,"
     )
+
+
+def test_columns_are_read_as_create_table_spells_them():
+    assert cql_columns("id text, tags set<text>,  headers map<text, text>, n bigint") == (
+        ("id", "text"),
+        ("tags", "set<text>"),
+        ("headers", "map<text, text>"),
+        ("n", "bigint"),
+    )
+    assert journal.JOURNAL.column_type("headers") == "map<text, text>"
+
+
+@pytest.mark.parametrize("declared", ["id", "id text topic text", "id text,, n int", "id map<text"])
+def test_a_column_list_that_is_not_name_type_pairs_is_refused(declared: str):
+    with pytest.raises(ValueError, match="not a `name type` column"):
+        cql_columns(declared)

@@ -8,9 +8,13 @@ post-migration check, so the three cannot drift apart. Types are spelled as
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["TableDef", "index_name"]
+__all__ = ["TableDef", "cql_columns", "index_name"]
+
+# One `name type` of a column list and the comma after it; a collection type keeps its commas.
+_COLUMN = re.compile(r"\s*(\w+)\s+(\w+(?:<[\w, ]+>)?)\s*(?:,|\Z)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +49,20 @@ class TableDef:
             for column in self.indexes
         ]
         return statements
+
+
+def cql_columns(declared: str) -> tuple[tuple[str, str], ...]:
+    """Columns spelled as in CREATE TABLE: `"id text, tags set<text>, headers map<text, text>"`."""
+    columns: list[tuple[str, str]] = []
+    at = 0
+    while at < len(declared):
+        column = _COLUMN.match(declared, at)
+        if column is None:
+            raise ValueError(f"not a `name type` column at {declared[at:]!r}")
+        name, type_ = column.groups()
+        columns.append((name, type_))
+        at = column.end()
+    return tuple(columns)
 
 
 def index_name(table: str, column: str) -> str:

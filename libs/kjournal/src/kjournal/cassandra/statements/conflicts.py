@@ -15,7 +15,7 @@ from cassandra.query import PreparedStatement
 
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import Prepare, cql
-from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import TableDef, cql_columns
 from kjournal.model import PartitionOffset, seq_nr
 from kjournal.model.conflict import Conflict
 
@@ -30,15 +30,9 @@ __all__ = [
 ]
 
 CONFLICTS = TableDef(
-    columns=(
-        ("topic", "text"),
-        ("id", "text"),
-        ("partition", "int"),
-        ("offset", "bigint"),
-        ("seq_nr", "bigint"),
-        ("kept_partition", "int"),
-        ("kept_offset", "bigint"),
-        ("detected_at", "timestamp"),
+    columns=cql_columns(
+        "topic text, id text, partition int, offset bigint, seq_nr bigint, kept_partition int,"
+        " kept_offset bigint, detected_at timestamp"
     ),
     partition_key=("topic", "id"),
     clustering=("partition", "offset", "seq_nr"),

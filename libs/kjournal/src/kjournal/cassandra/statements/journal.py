@@ -25,7 +25,7 @@ from cassandra.query import UNSET_VALUE, PreparedStatement, Statement
 from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import Prepare, cql
-from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import TableDef, cql_columns
 from kjournal.errors import DataIntegrityError, FormatError, InvalidPayload
 from kjournal.model import (
     BinaryPayload,
@@ -69,23 +69,11 @@ _NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
 _BINARY, _TEXT, _JSON = PayloadType.BINARY.value, PayloadType.TEXT.value, PayloadType.JSON.value
 
 JOURNAL = TableDef(
-    columns=(
-        ("id", "text"),
-        ("topic", "text"),
-        ("segment", "bigint"),
-        ("seq_nr", "bigint"),
-        ("partition", "int"),
-        ("offset", "bigint"),
-        ("timestamp", "timestamp"),
-        ("origin", "text"),
-        ("version", "text"),
-        ("meta_record_id", "uuid"),
-        ("tags", "set<text>"),
-        ("metadata", "text"),
-        ("payload_type", "text"),
-        ("payload_txt", "text"),
-        ("payload_bin", "blob"),
-        ("headers", "map<text, text>"),
+    columns=cql_columns(
+        "id text, topic text, segment bigint, seq_nr bigint, partition int, offset bigint,"
+        " timestamp timestamp, origin text, version text, meta_record_id uuid, tags set<text>,"
+        " metadata text, payload_type text, payload_txt text, payload_bin blob,"
+        " headers map<text, text>"
     ),
     partition_key=("id", "topic", "segment"),
     clustering=("seq_nr", "timestamp"),

@@ -6,16 +6,11 @@ started with `auto-create = false` against a keyspace kjournal created finds it.
 
 from __future__ import annotations
 
-from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import TableDef, cql_columns
 
 __all__ = ["LOCKS"]
 
 LOCKS = TableDef(
-    columns=(
-        ("id", "text"),
-        ("expiry_ms", "bigint"),
-        ("timestamp", "timestamp"),
-        ("metadata", "text"),
-    ),
+    columns=cql_columns("id text, expiry_ms bigint, timestamp timestamp, metadata text"),
     partition_key=("id",),
 )

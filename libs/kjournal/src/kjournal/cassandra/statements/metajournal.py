@@ -20,7 +20,7 @@ from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import Prepare, cql
 from kjournal.cassandra.statements.journal import unset_if_none
-from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import TableDef, cql_columns
 from kjournal.errors import FormatError, InvalidDuration, InvalidSeqNr
 from kjournal.fold.plan import UpdateHead
 from kjournal.model import ExpireAfter, Key, PartitionOffset, seq_nr
@@ -52,24 +52,11 @@ __all__ = [
 _NANOS_PER_DAY: Final = 86_400_000_000_000
 
 METAJOURNAL = TableDef(
-    columns=(
-        ("id", "text"),
-        ("topic", "text"),
-        ("segment", "bigint"),
-        ("partition", "int"),
-        ("offset", "bigint"),
-        ("segment_size", "int"),
-        ("seq_nr", "bigint"),
-        ("delete_to", "bigint"),
-        ("created", "timestamp"),
-        ("created_date", "date"),
-        ("updated", "timestamp"),
-        ("expire_after", "duration"),
-        ("expire_on", "date"),
-        ("record_id", "uuid"),
-        ("origin", "text"),
-        ("properties", "map<text, text>"),
-        ("metadata", "text"),
+    columns=cql_columns(
+        "id text, topic text, segment bigint, partition int, offset bigint, segment_size int,"
+        " seq_nr bigint, delete_to bigint, created timestamp, created_date date, updated timestamp,"
+        " expire_after duration, expire_on date, record_id uuid, origin text,"
+        " properties map<text, text>, metadata text"
     ),
     partition_key=("topic", "segment"),
     clustering=("id",),

@@ -9,17 +9,13 @@ from cassandra.query import PreparedStatement, Statement
 
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import Prepare, cql
-from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import TableDef, cql_columns
 
 __all__ = ["POINTER2", "StoreStatements", "insert_cql", "select_cql", "update_cql"]
 
 POINTER2 = TableDef(
-    columns=(
-        ("topic", "text"),
-        ("partition", "int"),
-        ("offset", "bigint"),
-        ("created", "timestamp"),
-        ("updated", "timestamp"),
+    columns=cql_columns(
+        "topic text, partition int, offset bigint, created timestamp, updated timestamp"
     ),
     partition_key=("topic", "partition"),
 )

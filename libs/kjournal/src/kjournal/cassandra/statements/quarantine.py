@@ -16,7 +16,7 @@ from cassandra.query import PreparedStatement
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import Prepare, cql
 from kjournal.cassandra.statements.journal import unset_if_none
-from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import TableDef, cql_columns
 from kjournal.model.quarantine import QuarantinedRecord
 
 __all__ = [
@@ -33,16 +33,9 @@ __all__ = [
 ]
 
 QUARANTINE = TableDef(
-    columns=(
-        ("topic", "text"),
-        ("id", "text"),
-        ("partition", "int"),
-        ("offset", "bigint"),
-        ("reason", "text"),
-        ("header", "blob"),
-        ("value", "blob"),
-        ("record_timestamp", "timestamp"),
-        ("quarantined_at", "timestamp"),
+    columns=cql_columns(
+        "topic text, id text, partition int, offset bigint, reason text, header blob, value blob,"
+        " record_timestamp timestamp, quarantined_at timestamp"
     ),
     partition_key=("topic", "id"),
     clustering=("partition", "offset"),

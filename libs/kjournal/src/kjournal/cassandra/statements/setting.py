@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import TableDef, cql_columns
 
 __all__ = ["SETTING", "insert_cql", "select_value_cql"]
 
 SETTING = TableDef(
-    columns=(
-        ("key", "text"),
-        ("value", "text"),
-        ("timestamp", "timestamp"),
-        ("origin", "text"),
-        ("metadata", "text"),
-    ),
+    columns=cql_columns("key text, value text, timestamp timestamp, origin text, metadata text"),
     partition_key=("key",),
 )
 
