@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from kjournal.aio import AsyncResource, cancel_and_wait
 from kjournal.metrics import Metrics
@@ -25,22 +26,15 @@ __all__ = ["DependencyWatch"]
 log = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)
 class DependencyWatch(AsyncResource):
-    def __init__(
-        self,
-        service: str,
-        checks: Mapping[str, Check],
-        metrics: Metrics,
-        interval_s: float,
-        timeout_s: float,
-    ) -> None:
-        self._service = service
-        self._checks = checks
-        self._metrics = metrics
-        self._interval_s = interval_s
-        self._timeout_s = timeout_s
-        self._down_since: dict[str, float] = {}
-        self._task: asyncio.Task[None] | None = None
+    service: str
+    checks: Mapping[str, Check]
+    metrics: Metrics
+    interval_s: float
+    timeout_s: float
+    _down_since: dict[str, float] = field(default_factory=dict, init=False)
+    _task: asyncio.Task[None] | None = field(default=None, init=False)
 
     async def open(self) -> None:
         with untraced():  # a check every few seconds is not worth a trace each
@@ -50,13 +44,13 @@ class DependencyWatch(AsyncResource):
         await cancel_and_wait(self._task)
 
     async def check_once(self) -> None:
-        report = await check_readiness(self._checks, self._timeout_s)
+        report = await check_readiness(self.checks, self.timeout_s)
         now = time.monotonic()
         for name, result in report.checks.items():
-            self._metrics.set(
+            self.metrics.set(
                 DEPENDENCY_UP.name,
                 1 if result.ok else 0,
-                service=self._service,
+                service=self.service,
                 dependency=name,
             )
             since = self._down_since.get(name)
@@ -73,4 +67,4 @@ class DependencyWatch(AsyncResource):
                 await self.check_once()
             except Exception:  # a watch must never take the service down
                 log.exception("checking dependencies failed")
-            await asyncio.sleep(self._interval_s)
+            await asyncio.sleep(self.interval_s)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import dataclass
 
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics import Metrics
@@ -63,25 +64,19 @@ def measure_lag(
     ]
 
 
+@dataclass(eq=False)
 class LagMonitor:
-    def __init__(
-        self,
-        kafka: KafkaSettings,
-        topics: TopicSettings,
-        pointer2: Pointer2,
-        metrics: Metrics,
-        interval_s: float,
-        watch: TopicWatch,
-    ) -> None:
-        self._kafka = kafka
-        self._topics = topics
-        self._pointer2 = pointer2
-        self._metrics = metrics
-        self._interval = interval_s
+    kafka: KafkaSettings
+    topics: TopicSettings
+    pointer2: Pointer2
+    metrics: Metrics
+    interval_s: float
+    watch: TopicWatch
+
+    def __post_init__(self) -> None:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="kjournal-lag", daemon=True)
-        self._watch = watch
-        self._backlog = Backlog(BACKLOG_PATIENCE, interval_s)
+        self._backlog = Backlog(BACKLOG_PATIENCE, self.interval_s)
 
     def start(self) -> LagMonitor:
         self._thread.start()
@@ -89,17 +84,17 @@ class LagMonitor:
 
     def close(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=self._interval + 30)
+        self._thread.join(timeout=self.interval_s + 30)
 
     def measure_once(self) -> None:
-        statuses = measure_lag(self._kafka, self._topics, self._pointer2)
-        self._watch.now(status.topic for status in statuses)
+        statuses = measure_lag(self.kafka, self.topics, self.pointer2)
+        self.watch.now(status.topic for status in statuses)
         if news := self._backlog.observe(statuses, time.monotonic()):
             log.log(news.level, news.message)
         for status in statuses:
-            record_lag(self._metrics, status)
+            record_lag(self.metrics, status)
             for partition in status.partitions:
-                self._metrics.set(
+                self.metrics.set(
                     REPLICATOR_END_OFFSET.name,
                     partition.end_offset,
                     topic=status.topic,
@@ -116,4 +111,4 @@ class LagMonitor:
                 self.measure_once()
             except Exception as exc:  # a lag probe must never stop replication
                 log.warning("measuring replication lag failed: %s", exc)
-            self._stop.wait(self._interval)
+            self._stop.wait(self.interval_s)

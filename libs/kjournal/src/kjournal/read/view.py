@@ -90,38 +90,22 @@ def event_records(append: Append, partition: int, offset: int) -> tuple[EventRec
     return decode_append(append, PartitionOffset(partition, offset)).events
 
 
+@dataclass(frozen=True, slots=True)
 class JournalReader:
     """Journal views and their events. With a `follower`, a view is its partition's fold's
     knowledge of the journal (no Cassandra or Kafka read but the partition's end offset, shared
     by concurrent reads); without one, or when the fold cannot answer in time
     (`fold_wait_s`), Cassandra's head and the tail scanned from Kafka (`view_at`)."""
 
-    def __init__(
-        self,
-        eventual: EventualReader,
-        offsets: JournalPartitions,
-        scanner: TailScanner,
-        follower: Follower | None = None,
-        metrics: Metrics = NOOP_METRICS,
-        fold_wait_s: float = 1.0,
-    ) -> None:
-        self._metrics = metrics
-        self._eventual = eventual
-        self._offsets = offsets
-        self._scanner = scanner
-        self._follower = follower
-        self._fold_wait_s = fold_wait_s
-
-    @property
-    def follower(self) -> Follower | None:
-        return self._follower
-
-    @property
-    def metrics(self) -> Metrics:
-        return self._metrics
+    eventual: EventualReader
+    offsets: JournalPartitions
+    scanner: TailScanner
+    follower: Follower | None = None
+    metrics: Metrics = NOOP_METRICS
+    fold_wait_s: float = 1.0
 
     def _answered(self, key: Key, result: str) -> None:
-        self._metrics.increment(
+        self.metrics.increment(
             FOLD_ANSWERS.name, 1, topic=key.topic, question="view", result=result
         )
 
@@ -130,19 +114,19 @@ class JournalReader:
         started = time.perf_counter()
         with span(name, attributes={sem.TOPIC: key.topic, sem.PARTITION: partition}):
             result = await step
-        self._metrics.observe(
+        self.metrics.observe(
             PHASE_SECONDS, time.perf_counter() - started, phase=name.replace(" ", "_")
         )
         return result
 
     async def partition(self, key: Key) -> int:
         """The partition the journal lives in."""
-        return await self._offsets.partition(key)
+        return await self.offsets.partition(key)
 
     async def end_offset(self, key: Key, partition: int) -> int:
         """Where the journal's partition ends now (the offset its next record gets)."""
         return await self._phase(
-            sem.SPAN_END_OFFSET, self._offsets.end_offset(key.topic, partition), key, partition
+            sem.SPAN_END_OFFSET, self.offsets.end_offset(key.topic, partition), key, partition
         )
 
     async def view(self, key: Key, rows: bool = True, fresh: bool = False) -> JournalView:
@@ -150,15 +134,15 @@ class JournalReader:
         call is in it. `rows` False: the caller reads no events (a pointer), so the view's head
         may be left out where only Cassandra's rows need it. `fresh`: what is replicated is
         read now (a status), not as the fold last read it."""
-        partition = await self._offsets.partition(key)
-        if self._follower is not None and fresh:
+        partition = await self.offsets.partition(key)
+        if self.follower is not None and fresh:
             pointer2 = await self.pointer2(key, partition)
             if pointer2 is not None:
-                self._follower.replicated(key.topic, partition, pointer2)
-        if self._follower is not None:
+                self.follower.replicated(key.topic, partition, pointer2)
+        if self.follower is not None:
             try:
-                async with asyncio.timeout(self._fold_wait_s):
-                    view = await self._folded_view(self._follower, key, partition, rows)
+                async with asyncio.timeout(self.fold_wait_s):
+                    view = await self._folded_view(self.follower, key, partition, rows)
                 self._answered(key, "fold")
                 return view
             except (FoldUnavailable, TimeoutError):
@@ -195,7 +179,7 @@ class JournalReader:
         """Read what Cassandra's rows need of the journal's head, once per incarnation."""
         if entry.meta is not None:
             return
-        head = await self._phase(sem.SPAN_HEAD, self._eventual.head(key), key, partition)
+        head = await self._phase(sem.SPAN_HEAD, self.eventual.head(key), key, partition)
         if head is None or head.partition_offset.partition != partition:
             raise FoldUnavailable(f"Cassandra holds no head of {key} where its fold expects one")
         entry.meta = HeadMeta(head.segment_size, head.record_id)
@@ -203,7 +187,7 @@ class JournalReader:
     async def pointer2(self, key: Key, partition: int) -> int | None:
         """The partition's pointer2 (what Cassandra holds of it)."""
         return await self._phase(
-            sem.SPAN_POINTER2, self._eventual.pointer2(key.topic, partition), key, partition
+            sem.SPAN_POINTER2, self.eventual.pointer2(key.topic, partition), key, partition
         )
 
     async def view_at(
@@ -222,9 +206,9 @@ class JournalReader:
         started = time.perf_counter()
         with span(sem.SPAN_HEAD, attributes={sem.JOURNAL_ID: key.id}):
             head, quarantined = await asyncio.gather(
-                self._eventual.head(key), self._eventual.quarantined(key)
+                self.eventual.head(key), self.eventual.quarantined(key)
             )
-        self._metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="head")
+        self.metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="head")
         if head is not None and head.partition_offset.partition != partition:
             raise TopicRepartitioned(key.topic, key.id, head.partition_offset.partition, partition)
         if quarantined is not None and check_quarantine:
@@ -242,14 +226,14 @@ class JournalReader:
                 info = fold_head_info(head, tail.actions)
                 if tail_span is not None:
                     _pending(tail_span, head, tail, info)
-            self._metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="tail")
+            self.metrics.observe(PHASE_SECONDS, time.perf_counter() - started, phase="tail")
         return JournalView(key, partition, end, pointer2, head, tail, info)
 
     def actions(
         self, key: Key, partition: int, start: int, end: int
     ) -> AsyncIterator[ActionRecord]:
         """The journal's actions at offsets [start, end), read from Kafka, payloads included."""
-        return self._scanner.actions(key, partition, start, end)
+        return self.scanner.actions(key, partition, start, end)
 
     async def tail(self, key: Key, partition: int, start: int, end: int) -> Tail:
         """The journal's actions at offsets [start, end): from the tail cache, else Kafka."""
@@ -264,9 +248,9 @@ class JournalReader:
         scan_slots: asyncio.Semaphore | None = None,
     ) -> Tail:
         if scan_slots is None:
-            return await self._scanner.tail(key, partition, start, end)
+            return await self.scanner.tail(key, partition, start, end)
         async with scan_slots:
-            return await self._scanner.tail(key, partition, start, end)
+            return await self.scanner.tail(key, partition, start, end)
 
     async def read(
         self, key: Key, from_: int = 1, to: int = SEQ_NR_MAX, limit: int | None = None
@@ -286,7 +270,7 @@ class JournalReader:
         last = start - 1
         emitted = 0
         if view.head is not None and info.purged_at is None:
-            stored = self._eventual.events(view.key, view.head, SeqNr(start))
+            stored = self.eventual.events(view.key, view.head, SeqNr(start))
             async with aclosing(stored):  # returning early releases the open page request now
                 async for record in stored:
                     seq_nr = record.seq_nr
@@ -339,7 +323,7 @@ class JournalReader:
                 async for record in self._refetched_events(view, offset, start, to, dropped):
                     yield record
                 return
-            self._metrics.increment(READ_PAYLOADS_DECODED.name, 1, topic=view.key.topic)
+            self.metrics.increment(READ_PAYLOADS_DECODED.name, 1, topic=view.key.topic)
             for record in event_records(action, view.partition, offset):
                 if start <= record.seq_nr <= to:
                     yield record
@@ -347,7 +331,7 @@ class JournalReader:
     async def _refetched_events(
         self, view: JournalView, offset: int, start: int, to: int, dropped: frozenset[int]
     ) -> AsyncIterator[EventRecord]:
-        async for action_record in self._scanner.actions(
+        async for action_record in self.scanner.actions(
             view.key, view.partition, offset, view.tail.end
         ):
             append = action_record.action
@@ -357,7 +341,7 @@ class JournalReader:
                 continue
             if append.header.range.from_ > to:
                 return
-            self._metrics.increment(READ_PAYLOADS_DECODED.name, 1, topic=view.key.topic)
+            self.metrics.increment(READ_PAYLOADS_DECODED.name, 1, topic=view.key.topic)
             for record in event_records(append, view.partition, action_record.offset):
                 if start <= record.seq_nr <= to:
                     yield record
