@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from cassandra.cluster import Session
@@ -14,6 +15,15 @@ from kjournal_dev.platform.topics import create_topic, delete_topics
 
 from tests.integration.spark.support import PARTITIONS, SparkTopic
 from tests.support.platform import schema_keyspace, unique_name
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test here runs the job on Spark against Kafka and Cassandra (`-m spark` selects them)."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            for marker in (pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra):
+                item.add_marker(marker)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from kjournal.journal import Journals
 from tests.integration.spark.model import append
 from tests.integration.spark.support import SparkTopic, replicator_run, wait_until
 
-pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 JOURNALS = 40
 APPENDS = 20

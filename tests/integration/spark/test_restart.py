@@ -23,7 +23,7 @@ from tests.integration.spark.support import (
     wait_until,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 CATCH_UP_S = 300
 

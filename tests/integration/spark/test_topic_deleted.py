@@ -21,7 +21,7 @@ from tests.integration.spark.support import (
     wait_until,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 CATCH_UP_S = 240
 
