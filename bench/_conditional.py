@@ -33,8 +33,15 @@ from pathlib import Path
 import httpx
 from kjournal.kafka.settings import KafkaSettings
 
-from bench._http import bench_topic, cpu_seconds, host_busy_seconds, service_process, writers_reader
-from bench.http_append import WARMUP_S, Load, Result, wrk_side_by_side
+from bench._http import bench_topic
+from bench._http import cpu_seconds
+from bench._http import host_busy_seconds
+from bench._http import service_process
+from bench._http import writers_reader
+from bench.http_append import WARMUP_S
+from bench.http_append import Load
+from bench.http_append import Result
+from bench.http_append import wrk_side_by_side
 
 __all__ = ["compare_conditional"]
 

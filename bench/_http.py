@@ -11,20 +11,24 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import httpx
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import NewTopic
 from cassandra.cluster import Session
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.platform.lifecycle import Endpoints
 
-from bench._host import host_line, load_average
+from bench._host import host_line
+from bench._host import load_average
 
 
 def host() -> str:

@@ -28,23 +28,30 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import NewTopic
 from kjournal.kafka.settings import KafkaSettings
 from kjournal_dev.platform.state import PlatformState
-from kjournal_dev.security.credentials import (
-    CASSANDRA_READER,
-    KAFKA_READER,
-    KAFKA_WRITER,
-    Credentials,
-)
-from kjournal_dev.security.kafka import admin_options, client_env
+from kjournal_dev.security.credentials import CASSANDRA_READER
+from kjournal_dev.security.credentials import KAFKA_READER
+from kjournal_dev.security.credentials import KAFKA_WRITER
+from kjournal_dev.security.credentials import Credentials
+from kjournal_dev.security.kafka import admin_options
+from kjournal_dev.security.kafka import client_env
 from kjournal_dev.security.tokens import DevIssuer
 
-from bench._http import bench_topic, cpu_seconds, dev_reader_settings, service_process
-from bench.http_append import WARMUP_S, Load, Result, wrk
+from bench._http import bench_topic
+from bench._http import cpu_seconds
+from bench._http import dev_reader_settings
+from bench._http import service_process
+from bench.http_append import WARMUP_S
+from bench.http_append import Load
+from bench.http_append import Result
+from bench.http_append import wrk
 
 __all__ = ["compare"]
 

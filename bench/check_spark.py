@@ -38,21 +38,22 @@ from kjournal.cassandra.settings import CassandraSettings
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform.lifecycle import Endpoints, Platform
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.lifecycle import Platform
 from kjournal_dev.platform.topics import delete_topics
 
-from bench._host import cpu_model, load_average
-from bench._replicator import ReplicatorTarget, target_env
-from bench.replication_spark import (
-    PARTITIONS,
-    Parameters,
-    PointerPoller,
-    append_all,
-    catch_up,
-    fresh_keyspace_and_topic,
-    start_replicator,
-    stop,
-)
+from bench._host import cpu_model
+from bench._host import load_average
+from bench._replicator import ReplicatorTarget
+from bench._replicator import target_env
+from bench.replication_spark import PARTITIONS
+from bench.replication_spark import Parameters
+from bench.replication_spark import PointerPoller
+from bench.replication_spark import append_all
+from bench.replication_spark import catch_up
+from bench.replication_spark import fresh_keyspace_and_topic
+from bench.replication_spark import start_replicator
+from bench.replication_spark import stop
 
 
 def _check_env(endpoints: Endpoints, keyspace: str, topic: str) -> dict[str, str]:

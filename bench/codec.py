@@ -11,30 +11,35 @@ import os
 import platform
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 
-from kjournal.feed import AppendEvents, Position, entry_to_json
+from kjournal.feed import AppendEvents
+from kjournal.feed import Position
+from kjournal.feed import entry_to_json
 from kjournal.feed.cursor import CursorFrame
-from kjournal.model import (
-    AppendHeader,
-    BinaryPayload,
-    Event,
-    Events,
-    ExpireAfter,
-    HeaderMetadata,
-    JsonPayload,
-    JsonValue,
-    Key,
-    PayloadMetadata,
-    PayloadType,
-    SeqNr,
-    SeqRange,
-)
+from kjournal.model import AppendHeader
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import PayloadMetadata
+from kjournal.model import PayloadType
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
 from kjournal.read import event_records
-from kjournal.wire import decode_action_header, decode_events, encode_action_header, encode_events
+from kjournal.wire import decode_action_header
+from kjournal.wire import decode_events
+from kjournal.wire import encode_action_header
+from kjournal.wire import encode_events
 from kjournal.wire.record import append_action
-from kjournal_service.ndjson import ndjson_line, ndjson_lines_sharing
+from kjournal_service.ndjson import ndjson_line
+from kjournal_service.ndjson import ndjson_lines_sharing
 
 from bench._host import cpu_model
 

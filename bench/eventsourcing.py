@@ -45,11 +45,18 @@ from pathlib import Path
 from uuid import UUID
 
 from eventsourcing.application import Application
-from eventsourcing.domain import Aggregate, event
+from eventsourcing.domain import Aggregate
+from eventsourcing.domain import event
 
-from bench._host import host_line, load_average
-from bench._http import bench_topic, percentile, service_process, writers_reader
-from bench._postgres import postgres_server, run_as_prefix, server_version
+from bench._host import host_line
+from bench._host import load_average
+from bench._http import bench_topic
+from bench._http import percentile
+from bench._http import service_process
+from bench._http import writers_reader
+from bench._postgres import postgres_server
+from bench._postgres import run_as_prefix
+from bench._postgres import server_version
 from bench._tracing import tracing_env
 
 GOAL_THREADS = 8

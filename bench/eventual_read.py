@@ -21,33 +21,41 @@ import platform
 import statistics
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from itertools import islice
 
 import cassandra
 from cassandra.cluster import Session
 from cassandra.concurrent import execute_concurrent
-from cassandra.query import BatchStatement, BatchType, PreparedStatement
+from cassandra.query import BatchStatement
+from cassandra.query import BatchType
+from cassandra.query import PreparedStatement
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.schema import migrate
-from kjournal.cassandra.segments import journal_segment, metajournal_bucket
-from kjournal.cassandra.session import READ_PROFILE, connect
-from kjournal.cassandra.settings import CassandraSettings, TableNames
-from kjournal.cassandra.statements import journal, metajournal
-from kjournal.model import (
-    BinaryPayload,
-    Event,
-    EventRecord,
-    HeaderMetadata,
-    JsonPayload,
-    Key,
-    PartitionOffset,
-    Payload,
-    RecordMetadata,
-    SeqNr,
-    TextPayload,
-)
+from kjournal.cassandra.segments import journal_segment
+from kjournal.cassandra.segments import metajournal_bucket
+from kjournal.cassandra.session import READ_PROFILE
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
+from kjournal.cassandra.statements import journal
+from kjournal.cassandra.statements import metajournal
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import Payload
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 from kjournal.model.head import JournalHead
 
 from bench._host import cpu_model

@@ -39,32 +39,40 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Collection, Coroutine
-from contextlib import ExitStack, aclosing
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Coroutine
+from contextlib import ExitStack
+from contextlib import aclosing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import httpx
 import orjson
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition
 from kjournal.client import AsyncClient
 from kjournal.journal import Journals
 from kjournal.kafka.records import consumed_record
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Append, Event, JsonPayload, Key, SeqNr
+from kjournal.model import Append
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.read import event_records
 from kjournal.wire.record import decode_action_record
 
 from bench._host import load_average
-from bench._http import (
-    bench_topic,
-    cpu_seconds,
-    dev_reader_settings,
-    host,
-    percentile,
-    run,
-    service_process,
-)
+from bench._http import bench_topic
+from bench._http import cpu_seconds
+from bench._http import dev_reader_settings
+from bench._http import host
+from bench._http import percentile
+from bench._http import run
+from bench._http import service_process
 from bench._tracing import tracing_env
 
 T = TypeVar("T")

@@ -31,14 +31,20 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Platform
 
 from bench._host import load_average
-from bench._http import bench_keyspace, bench_topic, cpu_seconds, host, service_process
-from bench.feed import PARTITIONS, raw_catch_up
+from bench._http import bench_keyspace
+from bench._http import bench_topic
+from bench._http import cpu_seconds
+from bench._http import host
+from bench._http import service_process
+from bench.feed import PARTITIONS
 from bench.feed import fill as fill_topic
+from bench.feed import raw_catch_up
 
 
 async def _ends(reader: str, topic: str) -> dict[int, int]:

@@ -56,7 +56,8 @@ import tempfile
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 from statistics import median
@@ -65,21 +66,25 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 from kjournal.kafka.producer import producer_options
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, Events, JsonPayload, JsonValue, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.wire.partitioner import partition_for
-from kjournal.wire.record import append_action, encode_action
+from kjournal.wire.record import append_action
+from kjournal.wire.record import encode_action
 
 from bench._host import load_average
-from bench._http import (
-    bench_topic,
-    cpu_seconds,
-    host,
-    host_busy_seconds,
-    percentile,
-    run,
-    service_process,
-    writers_reader,
-)
+from bench._http import bench_topic
+from bench._http import cpu_seconds
+from bench._http import host
+from bench._http import host_busy_seconds
+from bench._http import percentile
+from bench._http import run
+from bench._http import service_process
+from bench._http import writers_reader
 from bench._tracing import label as tracing_label
 from bench._tracing import modes as tracing_modes
 from bench._tracing import tracing_env

@@ -31,9 +31,14 @@ from kjournal.cassandra.settings import CassandraSettings
 from kjournal.client import Client
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, Key, SeqNr, TextPayload
+from kjournal.model import Event
+from kjournal.model import Key
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 
-from bench._http import bench_topic, host, service
+from bench._http import bench_topic
+from bench._http import host
+from bench._http import service
 
 BATCH = 500
 

@@ -28,21 +28,29 @@ import resource
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from statistics import median
 
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.read.settings import FoldSettings
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform.lifecycle import Endpoints, Platform
-from kjournal_dev.platform.replay import end_offsets, replicate
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.lifecycle import Platform
+from kjournal_dev.platform.replay import end_offsets
+from kjournal_dev.platform.replay import replicate
 from kjournal_dev.platform.topics import create_topic as create_topic_named
 
 from bench._tracing import label as tracing_label

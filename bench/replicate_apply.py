@@ -32,22 +32,36 @@ import platform
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import cassandra
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.metrics import RecordingMetrics
-from kjournal.metrics.catalogue import REPLICATOR_EVENTS, REPLICATOR_SLICE_SECONDS
-from kjournal.model import ActionRecord, Event, Events, JsonPayload, Key, PartitionOffset, SeqNr
+from kjournal.metrics.catalogue import REPLICATOR_EVENTS
+from kjournal.metrics.catalogue import REPLICATOR_SLICE_SECONDS
+from kjournal.model import ActionRecord
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 from kjournal.replicate import replicate_partition
-from kjournal.wire.record import ConsumedRecord, append_action, encode_action
+from kjournal.wire.record import ConsumedRecord
+from kjournal.wire.record import append_action
+from kjournal.wire.record import encode_action
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.state import PlatformState
 from kjournal_replicator import worker_gc

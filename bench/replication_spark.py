@@ -50,7 +50,8 @@ import threading
 import time
 import uuid
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 from cassandra.cluster import Session
@@ -59,15 +60,23 @@ from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.telemetry import configure_tracing
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform.lifecycle import Endpoints, Platform
-from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.lifecycle import Platform
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
 
-from bench._host import cpu_model, load_average
+from bench._host import cpu_model
+from bench._host import load_average
 from bench._http import free_port
-from bench._replicator import ReplicatorTarget, replicator_env
+from bench._replicator import ReplicatorTarget
+from bench._replicator import replicator_env
 from bench._tracing import label as tracing_label
 from bench._tracing import modes as tracing_modes
 from bench._tracing import tracing_env

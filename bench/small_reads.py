@@ -39,26 +39,39 @@ import argparse
 import asyncio
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition
 from kjournal.cassandra.segments import journal_segment
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements.journal import select_cql
 from kjournal.client import Client
-from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.model.replication import TopicReplication
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.lifecycle import Platform
 
-from bench._host import host_line, load_average
-from bench._http import bench_keyspace, bench_topic, percentile, service_process, writers_reader
-from bench._replicator import ReplicatorTarget, replicator
+from bench._host import host_line
+from bench._host import load_average
+from bench._http import bench_keyspace
+from bench._http import bench_topic
+from bench._http import percentile
+from bench._http import service_process
+from bench._http import writers_reader
+from bench._replicator import ReplicatorTarget
+from bench._replicator import replicator
 from bench._tracing import tracing_env
 
 POINTER_P99_GOAL_MS = 5.0  # issue 40

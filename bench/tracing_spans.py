@@ -47,7 +47,8 @@ def measure(appends: int, calls: bool = False) -> float:
     from kjournal.kafka import producer as producer_module
     from kjournal.kafka.producer import ActionProducer
     from kjournal.kafka.settings import KafkaSettings
-    from kjournal.spans import installed, tracer
+    from kjournal.spans import installed
+    from kjournal.spans import tracer
     from kjournal.telemetry import configure_tracing
     from kjournal.wire.record import ProducerRecordParts
     from kjournal_service.server_spans import ServerSpans

@@ -30,7 +30,11 @@ from pathlib import Path
 
 import httpx
 
-from bench._http import bench_topic, host, percentile, service, writers_reader
+from bench._http import bench_topic
+from bench._http import host
+from bench._http import percentile
+from bench._http import service
+from bench._http import writers_reader
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,15 @@ with every documented value set; nothing here needs a cluster."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from kjournal_dev.config import DevConfig, find_repo_root
+from kjournal_dev.config import DevConfig
+from kjournal_dev.config import find_repo_root
 from kjournal_dev.kind.helm import Helm
 
 ROOT = find_repo_root()

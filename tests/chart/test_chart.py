@@ -14,19 +14,19 @@ import kubernetes_validate
 import pytest
 import yaml
 from kjournal_dev.errors import DevError
-from kjournal_dev.generate import chart_values, k8s_manifests
-from kjournal_dev.kind.helm import KUBERNETES_VERSIONS, Helm
+from kjournal_dev.generate import chart_values
+from kjournal_dev.generate import k8s_manifests
+from kjournal_dev.kind.helm import KUBERNETES_VERSIONS
+from kjournal_dev.kind.helm import Helm
 
-from tests.chart.conftest import (
-    CHART,
-    ROOT,
-    VALUE_SETS,
-    Render,
-    by_kind,
-    egress_ports,
-    env_of,
-    pod_peers,
-)
+from tests.chart.conftest import CHART
+from tests.chart.conftest import ROOT
+from tests.chart.conftest import VALUE_SETS
+from tests.chart.conftest import Render
+from tests.chart.conftest import by_kind
+from tests.chart.conftest import egress_ports
+from tests.chart.conftest import env_of
+from tests.chart.conftest import pod_peers
 
 # Kinds of other projects' CRDs: validated on their own (SparkApplication) or not at all.
 _CRD_KINDS = {"ServiceMonitor", "SparkApplication"}

@@ -10,11 +10,13 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 
 import pytest
 
-from tests.chart.conftest import Render, by_kind
+from tests.chart.conftest import Render
+from tests.chart.conftest import by_kind
 
 TOKEN = "a-test-token"
 

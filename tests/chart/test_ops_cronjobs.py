@@ -12,7 +12,12 @@ import pytest
 import yaml
 from kjournal_dev.errors import DevError
 
-from tests.chart.conftest import CHART, Render, by_kind, egress_ports, env_of, pod_peers
+from tests.chart.conftest import CHART
+from tests.chart.conftest import Render
+from tests.chart.conftest import by_kind
+from tests.chart.conftest import egress_ports
+from tests.chart.conftest import env_of
+from tests.chart.conftest import pod_peers
 
 OPERATIONS = [CHART / "ci/operations-values.yaml"]
 

@@ -15,21 +15,28 @@ import functools
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from kjournal_dev.config import DevConfig, find_repo_root
+from kjournal_dev.config import DevConfig
+from kjournal_dev.config import find_repo_root
 from kjournal_dev.kind import dev_storage
 from kjournal_dev.kind.helm import Helm
 from kjournal_dev.kind.tool import KindTool
-from kubernetes import client, config, utils
+from kubernetes import client
+from kubernetes import config
+from kubernetes import utils
 
-from tests.integration.containers.conftest import keep_kind, no_engine_reason, terminal_lines
-from tests.support.k8s import pods_wide, wait_for
+from tests.integration.containers.conftest import keep_kind
+from tests.integration.containers.conftest import no_engine_reason
+from tests.integration.containers.conftest import terminal_lines
+from tests.support.k8s import pods_wide
+from tests.support.k8s import wait_for
 
 ROOT = find_repo_root()
 CHART = ROOT / "helm" / "kjournal"

@@ -17,7 +17,9 @@ import pytest
 from kubernetes import client
 
 from tests.e2e.conftest import Release
-from tests.support.k8s import http, port_forward, wait_for
+from tests.support.k8s import http
+from tests.support.k8s import port_forward
+from tests.support.k8s import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]
 

@@ -16,18 +16,28 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 from typing import Any
 
 import pytest
 from kjournal_dev.kind import dev_storage
-from kjournal_dev.security.tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
+from kjournal_dev.security.tokens import DEV_AUDIENCE
+from kjournal_dev.security.tokens import DEV_ISSUER
+from kjournal_dev.security.tokens import DevIssuer
 from kubernetes import client
 
 from tests.e2e import network
-from tests.e2e.conftest import CHART, HERE, VALUES, Release, phase
-from tests.support.k8s import http, ndjson, port_forward, wait_for
+from tests.e2e.conftest import CHART
+from tests.e2e.conftest import HERE
+from tests.e2e.conftest import VALUES
+from tests.e2e.conftest import Release
+from tests.e2e.conftest import phase
+from tests.support.k8s import http
+from tests.support.k8s import ndjson
+from tests.support.k8s import port_forward
+from tests.support.k8s import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.faults.invariants import Tally, table
-from tests.faults.platform import FaultPlatform, fault_config
+from tests.faults.invariants import Tally
+from tests.faults.invariants import table
+from tests.faults.platform import FaultPlatform
+from tests.faults.platform import fault_config
 from tests.support.platform import own_platform
 from tests.support.reports import add_session_report
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 
 from kjournal.api.feed_items import FeedItem
-from kjournal.client import AsyncClient, RetryPolicy
-from kjournal.model import JsonPayload, JsonValue, Key
+from kjournal.client import AsyncClient
+from kjournal.client import RetryPolicy
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
 
 __all__ = ["FeedFollower"]
 

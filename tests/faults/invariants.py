@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 
-from kjournal.model import JsonValue, Key
+from kjournal.model import JsonValue
+from kjournal.model import Key
 
 __all__ = ["ReadEvents", "Reads", "Tally", "table", "tally"]
 

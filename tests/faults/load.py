@@ -18,14 +18,22 @@ import asyncio
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from functools import partial
 
 import httpx
 from kjournal.client import AsyncClient
-from kjournal.errors import AppendConflict, KJournalError, UnknownTopic
-from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+from kjournal.errors import AppendConflict
+from kjournal.errors import KJournalError
+from kjournal.errors import UnknownTopic
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import SeqNr
 
 __all__ = ["ChurnLoad", "CountingTransport", "JournalLoad", "Ledger", "Op", "payload_of"]
 

@@ -19,7 +19,8 @@ from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.state import PlatformState
 from kjournal_dev.process import is_running
 
-from tests.support.platform import OwnPlatform, own_platform_config
+from tests.support.platform import OwnPlatform
+from tests.support.platform import own_platform_config
 
 KAFKA, CASSANDRA, WRITER, READER, REPLICATOR = (
     "kafka",

@@ -15,28 +15,40 @@ import asyncio
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kjournal.client import AsyncClient, RetryPolicy
-from kjournal.errors import AppendConflict, KJournalError
-from kjournal.model import Event, JsonPayload, JsonValue, Key, SeqNr
+from kjournal.client import AsyncClient
+from kjournal.client import RetryPolicy
+from kjournal.errors import AppendConflict
+from kjournal.errors import KJournalError
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal_dev.platform.topics import delete_topics
 
 from tests.faults.follower import FeedFollower
-from tests.faults.invariants import ReadEvents, Reads, Tally, tally
-from tests.faults.load import ChurnLoad, CountingTransport, JournalLoad, Ledger, payload_of
-from tests.faults.platform import (
-    CASSANDRA,
-    DOOMED_TOPIC,
-    KAFKA,
-    READER,
-    REPLICATOR,
-    TOPIC,
-    WRITER,
-    FaultPlatform,
-)
+from tests.faults.invariants import ReadEvents
+from tests.faults.invariants import Reads
+from tests.faults.invariants import Tally
+from tests.faults.invariants import tally
+from tests.faults.load import ChurnLoad
+from tests.faults.load import CountingTransport
+from tests.faults.load import JournalLoad
+from tests.faults.load import Ledger
+from tests.faults.load import payload_of
+from tests.faults.platform import CASSANDRA
+from tests.faults.platform import DOOMED_TOPIC
+from tests.faults.platform import KAFKA
+from tests.faults.platform import READER
+from tests.faults.platform import REPLICATOR
+from tests.faults.platform import TOPIC
+from tests.faults.platform import WRITER
+from tests.faults.platform import FaultPlatform
 
 SCENARIO_LIMIT_S = 420.0
 pytestmark = [

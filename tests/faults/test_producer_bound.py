@@ -13,7 +13,8 @@ from kjournal.kafka.producer import producer_options
 from kjournal.kafka.settings import KafkaSettings
 from kjournal_dev.platform.topics import create_topic
 
-from tests.faults.platform import KAFKA, FaultPlatform
+from tests.faults.platform import KAFKA
+from tests.faults.platform import FaultPlatform
 
 pytestmark = [pytest.mark.faults, pytest.mark.kafka, pytest.mark.timeout(180)]
 

@@ -29,9 +29,15 @@ import httpx
 import pytest
 from kjournal.api import quote_segment
 
-from tests.faults.platform import READER, TOPIC, WRITER, FaultPlatform
-from tests.faults.test_faults import READS, wait_replicated
-from tests.integration.services.support import RunningService, end_offsets, start_service
+from tests.faults.platform import READER
+from tests.faults.platform import TOPIC
+from tests.faults.platform import WRITER
+from tests.faults.platform import FaultPlatform
+from tests.faults.test_faults import READS
+from tests.faults.test_faults import wait_replicated
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import end_offsets
+from tests.integration.services.support import start_service
 
 pytestmark = [
     pytest.mark.faults,

@@ -10,15 +10,20 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from cassandra.cluster import Cluster, Session
+from cassandra.cluster import Cluster
+from cassandra.cluster import Session
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal_dev.platform.lifecycle import Endpoints
-from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
 
 from tests.support.kafka_journal_keyspace import create_kafka_journal_keyspace
-from tests.support.platform import keep_platform, start_platform, unique_name
+from tests.support.platform import keep_platform
+from tests.support.platform import start_platform
+from tests.support.platform import unique_name
 
 
 @pytest.fixture(scope="session")

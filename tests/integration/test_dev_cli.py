@@ -14,7 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 from kjournal_dev.config import DevConfig
-from kjournal_dev.process import is_running, port_is_free
+from kjournal_dev.process import is_running
+from kjournal_dev.process import port_is_free
 
 
 def _free_port() -> int:

@@ -13,18 +13,17 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
+from typing import get_args
 
 import pytest
 from kjournal.cassandra import java_lower
 from kjournal.cassandra.java_lower import JavaVersion
 
-from tests.support.java_lower_expected import (
-    fuzz_differences,
-    id_differences,
-    single_differences,
-    template_differences,
-)
+from tests.support.java_lower_expected import fuzz_differences
+from tests.support.java_lower_expected import id_differences
+from tests.support.java_lower_expected import single_differences
+from tests.support.java_lower_expected import template_differences
 
 ROOT = Path(__file__).parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "java_unicode"

@@ -13,11 +13,14 @@ from aiokafka import AIOKafkaProducer
 from kjournal.errors import UnknownTopic
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.offsets import PartitionOffsets
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.tail_scanner import KafkaTailScanner
 from kjournal.kafka.topics import TopicPartitions
-from kjournal_dev.platform.topics import create_topic, delete_topics
-from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
+from kjournal_replicator.kafka_source import kafka_offsets
+from kjournal_replicator.kafka_source import matching_partitions
 from kjournal_replicator.settings import TopicSettings
 
 from tests.support.platform import unique_name

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import AIOKafkaProducer
+from aiokafka import TopicPartition
 from kjournal.kafka.records import consumed_record
-from kjournal.model import Key, Mark, MarkHeader
-from kjournal.wire import ConsumedRecord, decode_action_record, encode_action, partition_for
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.model import MarkHeader
+from kjournal.wire import ConsumedRecord
+from kjournal.wire import decode_action_record
+from kjournal.wire import encode_action
+from kjournal.wire import partition_for
 from kjournal_dev.config import DevConfig
 
-from tests.support.jshell import ROOT, jshell_output
+from tests.support.jshell import ROOT
+from tests.support.jshell import jshell_output
 
 FIXTURES = ROOT / "tests" / "fixtures" / "wire"
 KAFKA_JARS = DevConfig.from_env().jars_dir / "kafka-4.3.1"

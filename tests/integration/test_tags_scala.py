@@ -5,9 +5,11 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from kjournal_dev.config import KAFKA_VERSION, DevConfig
+from kjournal_dev.config import KAFKA_VERSION
+from kjournal_dev.config import DevConfig
 
-from tests.support.jshell import ROOT, jshell_output
+from tests.support.jshell import ROOT
+from tests.support.jshell import jshell_output
 
 FIXTURES = ROOT / "tests" / "fixtures" / "wire"
 

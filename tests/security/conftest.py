@@ -5,19 +5,24 @@ package (`kjournal-dev up --secure` does the same for a developer) and taken dow
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition
 from kjournal_dev.config import DevConfig
 from kjournal_dev.security.credentials import Credentials
 from kjournal_dev.security.tokens import DevIssuer
 
-from tests.support.platform import OwnPlatform, own_platform, own_platform_config
+from tests.support.platform import OwnPlatform
+from tests.support.platform import own_platform
+from tests.support.platform import own_platform_config
 
 TOPIC = "journal_sec"
 PARTITIONS = 4

@@ -14,17 +14,18 @@ from cassandra.cluster import Session
 from kjournal.cassandra.credentials import check_cassandra_credentials
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
-from kjournal.errors import CassandraUnavailable, CredentialsRefused
-from kjournal_dev.security.cassandra import DEFAULT_SUPERUSER, role_settings
-from kjournal_dev.security.credentials import (
-    CASSANDRA_EXPIRY,
-    CASSANDRA_MIGRATOR,
-    CASSANDRA_READER,
-    CASSANDRA_REPLICATOR,
-)
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import CredentialsRefused
+from kjournal_dev.security.cassandra import DEFAULT_SUPERUSER
+from kjournal_dev.security.cassandra import role_settings
+from kjournal_dev.security.credentials import CASSANDRA_EXPIRY
+from kjournal_dev.security.credentials import CASSANDRA_MIGRATOR
+from kjournal_dev.security.credentials import CASSANDRA_READER
+from kjournal_dev.security.credentials import CASSANDRA_REPLICATOR
 from kjournal_writer.settings import Settings as WriterSettings
 
-from tests.security.conftest import KEYSPACE, SecuredPlatform
+from tests.security.conftest import KEYSPACE
+from tests.security.conftest import SecuredPlatform
 from tests.support.reports import reported_table
 
 pytestmark = [pytest.mark.security]

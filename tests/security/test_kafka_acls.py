@@ -5,25 +5,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import NewTopic
+from aiokafka.errors import GroupAuthorizationFailedError
+from aiokafka.errors import TopicAuthorizationFailedError
 from kjournal.errors import CredentialsRefused
 from kjournal.kafka.credentials import check_kafka_credentials
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.security.credentials import (
-    KAFKA_EXPIRY,
-    KAFKA_READER,
-    KAFKA_REPLICATOR,
-    KAFKA_WRITER,
-)
+from kjournal_dev.security.credentials import KAFKA_EXPIRY
+from kjournal_dev.security.credentials import KAFKA_READER
+from kjournal_dev.security.credentials import KAFKA_REPLICATOR
+from kjournal_dev.security.credentials import KAFKA_WRITER
 from pydantic import SecretStr
 
-from tests.security.conftest import TOPIC, SecuredPlatform, topic_from_the_start
+from tests.security.conftest import TOPIC
+from tests.security.conftest import SecuredPlatform
+from tests.security.conftest import topic_from_the_start
 from tests.support.reports import reported_table
 
 pytestmark = [pytest.mark.security]

@@ -10,26 +10,27 @@ import json
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from kjournal.client import Client
 from kjournal.errors import NotAuthenticated
-from kjournal.model import (
-    Event,
-    ExpireAfter,
-    JsonPayload,
-    Key,
-    PayloadMetadata,
-    RecordMetadata,
-    SeqNr,
-    TextPayload,
-)
+from kjournal.model import Event
+from kjournal.model import ExpireAfter
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 from kjournal_dev.cli import main as dev_main
 from kjournal_dev.platform.jobs import run_job
 
-from tests.security.conftest import TOPIC, SecuredPlatform
+from tests.security.conftest import TOPIC
+from tests.security.conftest import SecuredPlatform
 from tests.support.reports import add_session_report
 
 pytestmark = [pytest.mark.security]

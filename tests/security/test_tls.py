@@ -13,12 +13,16 @@ import httpx
 import pytest
 from aiokafka.conn import create_conn
 from kjournal.kafka.settings import KafkaSettings
-from kjournal_dev.security.credentials import CASSANDRA_READER, KAFKA_READER, KAFKA_WRITER
+from kjournal_dev.security.credentials import CASSANDRA_READER
+from kjournal_dev.security.credentials import KAFKA_READER
+from kjournal_dev.security.credentials import KAFKA_WRITER
 from kjournal_dev.security.tls import LoopbackTls
 from pydantic import SecretStr
 
 from tests.integration.services.support import start_service
-from tests.security.conftest import TOPIC, SecuredPlatform, topic_from_the_start
+from tests.security.conftest import TOPIC
+from tests.security.conftest import SecuredPlatform
+from tests.security.conftest import topic_from_the_start
 from tests.support.reports import add_session_report
 
 pytestmark = [pytest.mark.security]

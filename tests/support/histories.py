@@ -10,32 +10,34 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import UTC
+from datetime import datetime
 
 from hypothesis import strategies as st
 from kjournal.fold.append_rule import MAX_GAP
 from kjournal.memory import InMemoryReplicatedStore
-from kjournal.model import (
-    ACTION_HEADER,
-    Action,
-    Delete,
-    DeleteHeader,
-    Event,
-    EventRecord,
-    Events,
-    JsonPayload,
-    JsonValue,
-    Key,
-    Mark,
-    MarkHeader,
-    Purge,
-    PurgeHeader,
-    SeqNr,
-)
+from kjournal.model import ACTION_HEADER
+from kjournal.model import Action
+from kjournal.model import Delete
+from kjournal.model import DeleteHeader
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Events
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.model import MarkHeader
+from kjournal.model import Purge
+from kjournal.model import PurgeHeader
+from kjournal.model import SeqNr
 from kjournal.read.fates import FateKind
 from kjournal.replicate import replicate_partition
-from kjournal.wire.record import ConsumedRecord, append_action, encode_action
+from kjournal.wire.record import ConsumedRecord
+from kjournal.wire.record import append_action
+from kjournal.wire.record import encode_action
 
 from tests.support.memory_read import InMemoryPartitionLog
 

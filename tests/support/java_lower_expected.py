@@ -11,7 +11,9 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
-from kjournal.cassandra.java_lower import JavaVersion, java_case_tables, java_lower_case
+from kjournal.cassandra.java_lower import JavaVersion
+from kjournal.cassandra.java_lower import java_case_tables
+from kjournal.cassandra.java_lower import java_lower_case
 
 SIGMA = "\u03a3"
 FINAL_SIGMA = "\u03c2"

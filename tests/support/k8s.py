@@ -11,9 +11,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from collections.abc import Callable
+from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import TypeVar
 
 from kubernetes import client
 from kubernetes.stream import portforward

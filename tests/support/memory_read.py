@@ -6,12 +6,18 @@ The eventual side is `kjournal.memory.InMemoryEventualReader`."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 
-from kjournal.model import ActionRecord, Key
-from kjournal.read.tail import Tail, TailBuilder
+from kjournal.model import ActionRecord
+from kjournal.model import Key
+from kjournal.read.tail import Tail
+from kjournal.read.tail import TailBuilder
 from kjournal.wire.partitioner import partition_for
-from kjournal.wire.record import ConsumedRecord, decode_action_record
+from kjournal.wire.record import ConsumedRecord
+from kjournal.wire.record import decode_action_record
 
 
 class InMemoryPartitionLog:

@@ -8,7 +8,8 @@ import shutil
 import socket
 import uuid
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ from cassandra.cluster import Session
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform.lifecycle import Endpoints, Platform
+from kjournal_dev.platform.lifecycle import Endpoints
+from kjournal_dev.platform.lifecycle import Platform
 
 from tests.support.reports import add_session_report
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kjournal.model import JsonValue, Key
+from kjournal.model import JsonValue
+from kjournal.model import Key
 
-from tests.faults.invariants import ReadEvents, Tally, table, tally
+from tests.faults.invariants import ReadEvents
+from tests.faults.invariants import Tally
+from tests.faults.invariants import table
+from tests.faults.invariants import tally
 
 KEY = Key("journal_faults", "a")
 ACKED: dict[Key, dict[int, JsonValue]] = {KEY: {1: "one", 2: "two", 3: "three"}}

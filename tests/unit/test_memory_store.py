@@ -6,17 +6,21 @@ from datetime import datetime
 
 import pytest
 from kjournal.fold.plan import InsertRows
-from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
-from kjournal.model import Event, EventRecord, Key, PartitionOffset, SeqNr
+from kjournal.memory import InMemoryEventualReader
+from kjournal.memory import InMemoryReplicatedStore
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
-from kjournal.ports import EventualReader, ReplicatedStore
-from kjournal.testing.eventual_store import (
-    EventualStoreContract,
-    StoredHead,
-    StoredPointer,
-    StoredRow,
-)
+from kjournal.ports import EventualReader
+from kjournal.ports import ReplicatedStore
+from kjournal.testing.eventual_store import EventualStoreContract
+from kjournal.testing.eventual_store import StoredHead
+from kjournal.testing.eventual_store import StoredPointer
+from kjournal.testing.eventual_store import StoredRow
 from kjournal.testing.records import T0
 
 

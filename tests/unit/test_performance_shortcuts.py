@@ -15,7 +15,8 @@ import importlib.util
 import inspect
 import sys
 import zipimport
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -26,14 +27,23 @@ from fastapi.routing import APIRoute
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import journal
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, EventRecord, Key, fast
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import fast
 from kjournal.read.settings import FoldSettings
 from kjournal_reader.app import create_app as create_reader
 from kjournal_reader.routes import journals as reader_journals
 from kjournal_reader.routes import outcomes as reader_outcomes
 from kjournal_reader.settings import Settings as ReaderSettings
-from kjournal_replicator import kafka_source, spark, worker_gc, worker_store, zip_imports
-from kjournal_replicator.settings import ApplySettings, ReplicatorSettings, SparkSettings
+from kjournal_replicator import kafka_source
+from kjournal_replicator import spark
+from kjournal_replicator import worker_gc
+from kjournal_replicator import worker_store
+from kjournal_replicator import zip_imports
+from kjournal_replicator.settings import ApplySettings
+from kjournal_replicator.settings import ReplicatorSettings
+from kjournal_replicator.settings import SparkSettings
 from kjournal_service.app import service_app
 from kjournal_service.state import ServiceState
 from kjournal_writer import outcomes
@@ -42,7 +52,9 @@ from kjournal_writer.routes import journals as writer_routes
 from kjournal_writer.settings import Settings as WriterSettings
 from starlette.routing import Match
 
-from tests.unit.services.fakes import FakeJournal, FakeJournals, reader_over
+from tests.unit.services.fakes import FakeJournal
+from tests.unit.services.fakes import FakeJournals
+from tests.unit.services.fakes import reader_over
 
 # Event.__post_init__ as reviewed for the events built past it (kjournal/model/fast.py: the row
 # decoder, the JSON container, an append's events): it only checks the seqNr, which the

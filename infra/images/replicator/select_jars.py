@@ -8,7 +8,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from kjournal_replicator.jars import kafka_source_jars, spark_jars_dir
+from kjournal_replicator.jars import kafka_source_jars
+from kjournal_replicator.jars import spark_jars_dir
 
 source, target = Path(sys.argv[1]), Path(sys.argv[2])
 provided = spark_jars_dir()

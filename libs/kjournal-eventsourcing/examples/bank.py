@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import sys
 from decimal import Decimal
-from typing import ClassVar, cast
+from typing import ClassVar
+from typing import cast
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate, event
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.application import Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.domain import event
 
 
 class InsufficientFundsError(Exception):

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 
 from cassandra.cluster import Session
 from cassandra.concurrent import execute_concurrent_with_args
 from kjournal.cassandra.segments import metajournal_bucket
 from kjournal.cassandra.settings import TableNames
-from kjournal.model import (
-    BinaryPayload,
-    Event,
-    EventRecord,
-    HeaderMetadata,
-    JsonPayload,
-    Key,
-    PartitionOffset,
-    Payload,
-    PayloadMetadata,
-    RecordMetadata,
-    SeqNr,
-    TextPayload,
-)
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import Payload
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 
 BASE_TIME = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 import pytest
 from cassandra.cluster import Session
@@ -11,16 +12,14 @@ from cassandra.query import UNSET_VALUE
 from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import journal
-from kjournal.model import (
-    Event,
-    EventRecord,
-    JsonPayload,
-    Key,
-    PartitionOffset,
-    RecordMetadata,
-    SeqNr,
-    TextPayload,
-)
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 
 
 def _records() -> list[EventRecord]:

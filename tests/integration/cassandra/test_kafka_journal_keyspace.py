@@ -11,26 +11,24 @@ from contextlib import aclosing
 import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.schema import (
-    KJOURNAL_SCHEMA_VERSION,
-    KJOURNAL_SCHEMA_VERSION_KEY,
-    migrate,
-)
+from kjournal.cassandra.schema import KJOURNAL_SCHEMA_VERSION
+from kjournal.cassandra.schema import KJOURNAL_SCHEMA_VERSION_KEY
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.schema_check import check_schema
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal.errors import SchemaError
-from kjournal.model import Key, SeqNr
+from kjournal.model import Key
+from kjournal.model import SeqNr
 
-from tests.integration.cassandra.raw import insert_events, insert_head, sample_events
-from tests.integration.cassandra.test_schema import (
-    assert_current_schema,
-    columns_of,
-    settings_of,
-    tables_of,
-)
-from tests.support.kafka_journal_keyspace import (
-    KAFKA_JOURNAL_TABLES,
-)
+from tests.integration.cassandra.raw import insert_events
+from tests.integration.cassandra.raw import insert_head
+from tests.integration.cassandra.raw import sample_events
+from tests.integration.cassandra.test_schema import assert_current_schema
+from tests.integration.cassandra.test_schema import columns_of
+from tests.integration.cassandra.test_schema import settings_of
+from tests.integration.cassandra.test_schema import tables_of
+from tests.support.kafka_journal_keyspace import KAFKA_JOURNAL_TABLES
 from tests.support.platform import unique_name
 
 pytestmark = [pytest.mark.cassandra, pytest.mark.anyio]

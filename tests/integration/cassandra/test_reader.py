@@ -9,21 +9,25 @@ from datetime import timedelta
 
 import pytest
 from cassandra.cluster import Session
-from kjournal.cassandra.reader import CassandraEventualReader, DataIntegrity
+from kjournal.cassandra.reader import CassandraEventualReader
+from kjournal.cassandra.reader import DataIntegrity
 from kjournal.cassandra.segments import metajournal_bucket
-from kjournal.cassandra.session import Pager, open_session
-from kjournal.cassandra.settings import CassandraSettings, TableNames
-from kjournal.errors import CassandraUnavailable, SchemaError
-from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.cassandra.session import Pager
+from kjournal.cassandra.session import open_session
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import SchemaError
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.model.head import JournalHead
 
-from tests.integration.cassandra.raw import (
-    BASE_TIME,
-    RawEvent,
-    insert_events,
-    insert_head,
-    sample_events,
-)
+from tests.integration.cassandra.raw import BASE_TIME
+from tests.integration.cassandra.raw import RawEvent
+from tests.integration.cassandra.raw import insert_events
+from tests.integration.cassandra.raw import insert_head
+from tests.integration.cassandra.raw import sample_events
 
 pytestmark = [pytest.mark.cassandra, pytest.mark.anyio]
 

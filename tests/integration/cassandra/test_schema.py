@@ -8,14 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 from cassandra.cluster import Session
-from kjournal.cassandra.schema import (
-    KJOURNAL_SCHEMA_VERSION,
-    KJOURNAL_SCHEMA_VERSION_KEY,
-    SCHEMA_VERSION_KEY,
-    migrate,
-)
+from kjournal.cassandra.schema import KJOURNAL_SCHEMA_VERSION
+from kjournal.cassandra.schema import KJOURNAL_SCHEMA_VERSION_KEY
+from kjournal.cassandra.schema import SCHEMA_VERSION_KEY
+from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.schema_check import check_schema
-from kjournal.cassandra.settings import CassandraSettings, CassandraTables
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import CassandraTables
 from kjournal.cassandra.statements.conflicts import CONFLICTS
 from kjournal.cassandra.statements.journal import JOURNAL
 from kjournal.cassandra.statements.locks import LOCKS

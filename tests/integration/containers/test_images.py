@@ -15,16 +15,26 @@ from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.schema_check import check_schema
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.model.payload import JsonPayload
 from kjournal_dev.platform.lifecycle import Endpoints
-from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
 
-from tests.support.containers import Docker, free_port, http_get, http_post_json, wait_http_ok
-from tests.support.platform import cassandra_env, kafka_env, unique_name
+from tests.support.containers import Docker
+from tests.support.containers import free_port
+from tests.support.containers import http_get
+from tests.support.containers import http_post_json
+from tests.support.containers import wait_http_ok
+from tests.support.platform import cassandra_env
+from tests.support.platform import kafka_env
+from tests.support.platform import unique_name
 
 pytestmark = [
     pytest.mark.images,

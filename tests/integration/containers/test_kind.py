@@ -16,7 +16,9 @@ import pytest
 from kjournal_dev.kind import dev_storage
 from kjournal_dev.kind.tool import KindTool
 
-from tests.support.containers import Kubectl, http_get, http_post_json
+from tests.support.containers import Kubectl
+from tests.support.containers import http_get
+from tests.support.containers import http_post_json
 
 pytestmark = [pytest.mark.kind, pytest.mark.timeout(3600)]
 

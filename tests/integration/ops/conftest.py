@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 
 import pytest
 from cassandra.cluster import Session
@@ -14,14 +15,13 @@ from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal_dev.platform.lifecycle import Endpoints
-from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
 
-from tests.integration.spark.support import (
-    PARTITIONS,
-    ReplicatorProcess,
-    replicator_env,
-    running_replicator,
-)
+from tests.integration.spark.support import PARTITIONS
+from tests.integration.spark.support import ReplicatorProcess
+from tests.integration.spark.support import replicator_env
+from tests.integration.spark.support import running_replicator
 from tests.support.platform import unique_name
 
 

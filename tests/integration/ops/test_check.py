@@ -17,7 +17,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import pytest
@@ -29,23 +30,29 @@ from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.fold.plan import InsertRows
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, EventRecord, JsonPayload, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.wire.partitioner import partition_for
-from kjournal.wire.record import timestamp_from_ms, timestamp_to_ms
-from kjournal_replicator.check.job import CheckOptions, run_check
+from kjournal.wire.record import timestamp_from_ms
+from kjournal.wire.record import timestamp_to_ms
+from kjournal_replicator.check.job import CheckOptions
+from kjournal_replicator.check.job import run_check
 from kjournal_replicator.check.kafka import KafkaLog
-from kjournal_replicator.check.recheck import Confirmed, recheck_journals
-from kjournal_replicator.check.repair import CHANGED, repair_journal
+from kjournal_replicator.check.recheck import Confirmed
+from kjournal_replicator.check.recheck import recheck_journals
+from kjournal_replicator.check.repair import CHANGED
+from kjournal_replicator.check.repair import repair_journal
 from kjournal_replicator.settings import ReplicatorSettings
 
-from tests.integration.spark.support import (
-    PARTITIONS,
-    ReplicatorProcess,
-    caught_up,
-    pointers,
-    stored_events,
-    wait_until,
-)
+from tests.integration.spark.support import PARTITIONS
+from tests.integration.spark.support import ReplicatorProcess
+from tests.integration.spark.support import caught_up
+from tests.integration.spark.support import pointers
+from tests.integration.spark.support import stored_events
+from tests.integration.spark.support import wait_until
 from tests.support.reports import add_session_report
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(900)]

@@ -9,33 +9,38 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.segments import OLD_METAJOURNAL_BUCKETS, metajournal_bucket
+from kjournal.cassandra.segments import OLD_METAJOURNAL_BUCKETS
+from kjournal.cassandra.segments import metajournal_bucket
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.fold.plan import InsertRows
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import (
-    Event,
-    EventRecord,
-    ExpireAfter,
-    JsonPayload,
-    Key,
-    PartitionOffset,
-    PayloadMetadata,
-    RecordMetadata,
-    SeqNr,
-)
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import ExpireAfter
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
 from kjournal.wire.partitioner import partition_for
 from kjournal_replicator.expiry.__main__ import main as expiry_main
 
-from tests.integration.spark.support import PARTITIONS, ReplicatorProcess, caught_up, wait_until
+from tests.integration.spark.support import PARTITIONS
+from tests.integration.spark.support import ReplicatorProcess
+from tests.integration.spark.support import caught_up
+from tests.integration.spark.support import wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)]
 

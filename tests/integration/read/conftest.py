@@ -5,26 +5,33 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.memory import InMemoryReplicatedStore
-from kjournal.metrics import Metrics, RecordingMetrics
-from kjournal.model import EventRecord, Key
+from kjournal.metrics import Metrics
+from kjournal.metrics import RecordingMetrics
+from kjournal.model import EventRecord
+from kjournal.model import Key
 from kjournal.read.settings import FoldSettings
 from kjournal.replicate import replicate_partition
 from kjournal_dev.platform.lifecycle import Endpoints
-from kjournal_dev.platform.replay import consume_range, end_offsets, replicate
+from kjournal_dev.platform.replay import consume_range
+from kjournal_dev.platform.replay import end_offsets
+from kjournal_dev.platform.replay import replicate
 from kjournal_dev.platform.topics import create_topic as create_topic_named
 from kjournal_dev.platform.topics import delete_topics
 

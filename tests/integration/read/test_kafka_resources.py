@@ -6,14 +6,20 @@ import asyncio
 
 import pytest
 from aiokafka import TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewPartitions
-from kjournal.errors import DeadlineExceeded, TopicRepartitioned
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import NewPartitions
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import TopicRepartitioned
 from kjournal.kafka.consumer_pool import ConsumerPool
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
-from kjournal.model import Event, Key, SeqNr
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.model import Event
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.wire.partitioner import partition_for
 
-from tests.integration.read.conftest import Stack, read_all
+from tests.integration.read.conftest import Stack
+from tests.integration.read.conftest import read_all
 
 pytestmark = [pytest.mark.kafka, pytest.mark.anyio]
 

@@ -8,11 +8,16 @@ import tracemalloc
 
 import pytest
 from kjournal.kafka.settings import ConsumerPoolSettings
-from kjournal.model import BinaryPayload, Event, JsonPayload, Key, SeqNr
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.wire.partitioner import partition_for
 from kjournal_dev.platform.replay import end_offsets
 
-from tests.integration.read.conftest import Stack, read_all
+from tests.integration.read.conftest import Stack
+from tests.integration.read.conftest import read_all
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.anyio]
 

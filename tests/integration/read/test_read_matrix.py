@@ -4,9 +4,13 @@ journal is still only in Kafka, with the tail cache on and off."""
 from __future__ import annotations
 
 import pytest
-from kjournal.model import Event, JsonPayload, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 
-from tests.integration.read.conftest import Stack, read_all
+from tests.integration.read.conftest import Stack
+from tests.integration.read.conftest import read_all
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.anyio]
 
@@ -72,7 +76,8 @@ async def test_reads_equal_the_replicated_truth_in_every_replication_state(stack
     # a replicator that applied everything but crashed before moving pointer2
     pointer = stack.store.pointer2(stack.topic, 0)
     assert pointer is not None
-    from datetime import UTC, datetime
+    from datetime import UTC
+    from datetime import datetime
 
     stack.store.set_pointer2(stack.topic, 0, pointer - 3, datetime.now(UTC), insert=False)
     await check("pointer 3 behind")

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import pytest
 from kjournal.fold.append_rule import MAX_GAP
-from kjournal.model import (
-    SEQ_NR_MAX,
-    Event,
-    ExpireAfter,
-    JsonPayload,
-    Key,
-    PayloadMetadata,
-    RecordMetadata,
-    SeqNr,
-)
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import Event
+from kjournal.model import ExpireAfter
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
 from kjournal.model.expire_after import MAX_NANOS
 
-from tests.integration.read.conftest import Stack, read_all
+from tests.integration.read.conftest import Stack
+from tests.integration.read.conftest import read_all
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.anyio]
 

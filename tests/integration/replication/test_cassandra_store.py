@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -19,29 +20,30 @@ from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements.metajournal import journal_head_from_row
 from kjournal.cassandra.statements.quarantine import quarantined_record_from_row
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.model import ExpireAfter, Key, PartitionOffset, SeqNr
+from kjournal.model import ExpireAfter
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
-from kjournal.ports import EventualReader, ReplicatedStore
-from kjournal.replicate import ReplicationResult, replicate_partition
-from kjournal.testing.eventual_store import (
-    EventualStoreContract,
-    StoredHead,
-    StoredPointer,
-    StoredRow,
-    stored_seq_nrs,
-    the_head,
-)
-from kjournal.testing.records import (
-    KEY,
-    T0,
-    TOPIC,
-    append_record,
-    at,
-    broken,
-    delete_record,
-    purge_record,
-)
+from kjournal.ports import EventualReader
+from kjournal.ports import ReplicatedStore
+from kjournal.replicate import ReplicationResult
+from kjournal.replicate import replicate_partition
+from kjournal.testing.eventual_store import EventualStoreContract
+from kjournal.testing.eventual_store import StoredHead
+from kjournal.testing.eventual_store import StoredPointer
+from kjournal.testing.eventual_store import StoredRow
+from kjournal.testing.eventual_store import stored_seq_nrs
+from kjournal.testing.eventual_store import the_head
+from kjournal.testing.records import KEY
+from kjournal.testing.records import T0
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
+from kjournal.testing.records import at
+from kjournal.testing.records import broken
+from kjournal.testing.records import delete_record
+from kjournal.testing.records import purge_record
 from kjournal.wire.record import ConsumedRecord
 
 from tests.integration.replication.conftest import StoreFactory

@@ -18,10 +18,12 @@ from cassandra.cluster import Session
 from kjournal.api import quote_segment
 from kjournal.api.conditions import condition_headers
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal_dev.platform.lifecycle import Endpoints
-from kjournal_dev.platform.replay import end_offsets, replicate
+from kjournal_dev.platform.replay import end_offsets
+from kjournal_dev.platform.replay import replicate
 
 RESENDS = 20
 """How many times an append answered 504 (outcome unknown: resending is safe) is sent again."""

@@ -7,7 +7,8 @@ their own: a writer with the `start_writer` fixture, anything else with `start_s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,12 @@ from kjournal.client import Client
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.security.tokens import DevIssuer
 
-from tests.integration.services.support import RunningService, start_service, wait_for_topic
-from tests.support.platform import cassandra_env, kafka_env, schema_keyspace
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import start_service
+from tests.integration.services.support import wait_for_topic
+from tests.support.platform import cassandra_env
+from tests.support.platform import kafka_env
+from tests.support.platform import schema_keyspace
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 

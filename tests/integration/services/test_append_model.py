@@ -18,26 +18,29 @@ import itertools
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck
+from hypothesis import Phase
+from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    invariant,
-    precondition,
-    rule,
-    run_state_machine_as_test,
-)
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import invariant
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
+from hypothesis.stateful import run_state_machine_as_test
 from kjournal.fold.append_rule import MAX_GAP
 from kjournal_dev.platform.lifecycle import Endpoints
-from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
 
 from tests.integration.services import concurrency as c
-from tests.integration.services.support import RunningService, wait_for_topic
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import wait_for_topic
 from tests.support.platform import unique_name
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(600)]

@@ -7,8 +7,12 @@ from contextlib import aclosing
 
 import pytest
 from kjournal.client import AsyncClient
-from kjournal.errors import SeqNrGap, SeqNrOrderError
-from kjournal.model import Event, JsonPayload, Key, SeqNr
+from kjournal.errors import SeqNrGap
+from kjournal.errors import SeqNrOrderError
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 
 from tests.integration.services.support import RunningService
 

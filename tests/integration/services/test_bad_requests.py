@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.integration.services.support import RunningService, end_offsets
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import end_offsets
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 

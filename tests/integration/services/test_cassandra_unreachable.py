@@ -12,14 +12,20 @@ from pathlib import Path
 
 import httpx
 import pytest
-from kjournal.client import Client, RetryPolicy
+from kjournal.client import Client
+from kjournal.client import RetryPolicy
 from kjournal.errors import CassandraUnavailable
-from kjournal.model import Event, JsonPayload, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_writer.settings import Settings as WriterSettings
 
 from tests.integration.services.conftest import kafka_settings
-from tests.integration.services.support import RunningService, free_port, start_service
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import free_port
+from tests.integration.services.support import start_service
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 

@@ -18,35 +18,36 @@ import threading
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 from uuid import uuid4
 
 import pytest
-from eventsourcing.persistence import (
-    ApplicationRecorder,
-    InfrastructureFactory,
-    InfrastructureFactoryError,
-    IntegrityError,
-    StoredEvent,
-    Tracking,
-)
+from eventsourcing.persistence import ApplicationRecorder
+from eventsourcing.persistence import InfrastructureFactory
+from eventsourcing.persistence import InfrastructureFactoryError
+from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import Tracking
 from eventsourcing.sqlite import SQLiteTrackingRecorder
 from eventsourcing.tests import application as library_application
 from eventsourcing.tests import projection as library_projection
-from eventsourcing.tests.persistence import (
-    ApplicationRecorderTestCase,
-    InfrastructureFactoryTestCase,
-    NonInterleavingNotificationIDsBaseCase,
-)
+from eventsourcing.tests.persistence import ApplicationRecorderTestCase
+from eventsourcing.tests.persistence import InfrastructureFactoryTestCase
+from eventsourcing.tests.persistence import NonInterleavingNotificationIDsBaseCase
 from eventsourcing.utils import Environment
 from kjournal.client import Client
 from kjournal.model import Key
-from kjournal_dev.platform.topics import create_topic, delete_topics
-from kjournal_eventsourcing import Factory, KJournalAggregateRecorder, KJournalApplicationRecorder
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
+from kjournal_eventsourcing import Factory
+from kjournal_eventsourcing import KJournalAggregateRecorder
+from kjournal_eventsourcing import KJournalApplicationRecorder
 from kjournal_eventsourcing.notification_ids import IDS_PER_RECORD
 
 from tests.integration.services.conftest import WriterStarter
-from tests.integration.services.support import RunningService, wait_for_topic
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import wait_for_topic
 from tests.support.platform import unique_name
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]

@@ -9,7 +9,9 @@ from contextlib import closing
 from typing import Any
 
 import pytest
-from eventsourcing.persistence import AggregateRecorder, InfrastructureFactory, StoredEvent
+from eventsourcing.persistence import AggregateRecorder
+from eventsourcing.persistence import InfrastructureFactory
+from eventsourcing.persistence import StoredEvent
 from eventsourcing.tests.persistence import AggregateRecorderTestCase
 from kjournal.client import Client
 from kjournal.model import Key

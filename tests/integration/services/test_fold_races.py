@@ -12,14 +12,19 @@ Cassandra, reader and writer; replication with the replicator's own function
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-from kjournal.journal import Journal, Journals
+from kjournal.journal import Journal
+from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, JsonPayload, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services import concurrency as c

@@ -23,8 +23,11 @@ import pytest
 from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services import concurrency as c
-from tests.integration.services.conftest import kafka_settings, reader_settings, writer_limits
-from tests.integration.services.support import RunningService, start_service
+from tests.integration.services.conftest import kafka_settings
+from tests.integration.services.conftest import reader_settings
+from tests.integration.services.conftest import writer_limits
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import start_service
 from tests.support.reports import add_session_report
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]

@@ -15,12 +15,15 @@ from pathlib import Path
 import httpx
 import pytest
 from kjournal.api.feed_items import FeedItem
-from kjournal.client import AsyncClient, Client, RetryPolicy
+from kjournal.client import AsyncClient
+from kjournal.client import Client
+from kjournal.client import RetryPolicy
 from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services import concurrency as c
 from tests.integration.services.conftest import reader_settings
-from tests.integration.services.support import RunningService, start_service
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import start_service
 from tests.integration.services.test_topic_feed import body
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(300)]

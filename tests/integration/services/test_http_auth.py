@@ -15,13 +15,21 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
+from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1
+from cryptography.hazmat.primitives.asymmetric.ec import generate_private_key
 from kjournal.client import Client
-from kjournal.errors import NotAuthenticated, PermissionDenied
-from kjournal.model import Event, JsonPayload, Key, SeqNr
-from kjournal_dev.security.tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
+from kjournal.errors import NotAuthenticated
+from kjournal.errors import PermissionDenied
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
+from kjournal_dev.security.tokens import DEV_AUDIENCE
+from kjournal_dev.security.tokens import DEV_ISSUER
+from kjournal_dev.security.tokens import DevIssuer
 
-from tests.integration.services.support import RunningService, end_offsets
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import end_offsets
 from tests.support.reports import add_session_report
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]

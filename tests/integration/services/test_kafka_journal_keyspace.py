@@ -16,16 +16,21 @@ import pytest
 from cassandra.cluster import Session
 from kjournal.cassandra.settings import TableNames
 from kjournal.client import Client
-from kjournal.model import BinaryPayload, Event, JsonPayload, Key, SeqNr, TextPayload
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 from kjournal_dev.platform.lifecycle import Endpoints
 
-from tests.integration.cassandra.raw import RawEvent, insert_events, insert_head
+from tests.integration.cassandra.raw import RawEvent
+from tests.integration.cassandra.raw import insert_events
+from tests.integration.cassandra.raw import insert_head
 from tests.integration.services.conftest import reader_of
 from tests.integration.services.support import RunningService
-from tests.support.kafka_journal_keyspace import (
-    KAFKA_JOURNAL_TABLES,
-    tables_of,
-)
+from tests.support.kafka_journal_keyspace import KAFKA_JOURNAL_TABLES
+from tests.support.kafka_journal_keyspace import tables_of
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 

@@ -18,8 +18,13 @@ import httpx
 import pytest
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.metrics.catalogue import FOLD_LISTINGS, FOLD_NEW_STARTS, FOLD_STARTS
-from kjournal.model import Event, JsonPayload, Key, SeqNr
+from kjournal.metrics.catalogue import FOLD_LISTINGS
+from kjournal.metrics.catalogue import FOLD_NEW_STARTS
+from kjournal.metrics.catalogue import FOLD_STARTS
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services import concurrency as c

@@ -11,20 +11,19 @@ import httpx
 import pytest
 from kjournal.client import Client
 from kjournal.errors import UnknownTopic
-from kjournal.model import (
-    BinaryPayload,
-    Event,
-    ExpireAfter,
-    HeaderMetadata,
-    JsonPayload,
-    Key,
-    PayloadMetadata,
-    RecordMetadata,
-    SeqNr,
-    TextPayload,
-)
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 
-from tests.integration.services.support import RunningService, end_offsets
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import end_offsets
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 

@@ -18,7 +18,11 @@ from pathlib import Path
 
 import pytest
 from kjournal.client import Client
-from kjournal.model import Event, JsonPayload, Key, SeqNr, TextPayload
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 from kjournal_dev.security.tokens import DevIssuer
 from kjournal_service.auth.openapi import SCHEME
 

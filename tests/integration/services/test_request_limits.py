@@ -12,7 +12,8 @@ import time
 import pytest
 
 from tests.integration.services.conftest import WriterStarter
-from tests.integration.services.support import RunningService, end_offsets
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import end_offsets
 
 pytestmark = [pytest.mark.kafka]
 

@@ -15,8 +15,11 @@ import httpx
 import pytest
 from kjournal_dev.platform.lifecycle import Endpoints
 
-from tests.integration.services.conftest import kafka_settings, reader_link
-from tests.integration.services.support import RunningService, end_offsets, start_service
+from tests.integration.services.conftest import kafka_settings
+from tests.integration.services.conftest import reader_link
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import end_offsets
+from tests.integration.services.support import start_service
 
 pytestmark = [pytest.mark.kafka]
 

@@ -19,7 +19,10 @@ import httpx
 import pytest
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, Key, SeqNr, TextPayload
+from kjournal.model import Event
+from kjournal.model import Key
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services.conftest import reader_settings

@@ -13,9 +13,14 @@ from typing import Any
 
 import httpx
 import pytest
-from aiokafka import AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
-from hypothesis import HealthCheck, Phase, given, settings
+from aiokafka import AIOKafkaProducer
+from aiokafka import TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import RecordsToDelete
+from hypothesis import HealthCheck
+from hypothesis import Phase
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from kjournal.api import quote_segment
 from kjournal.client import Client

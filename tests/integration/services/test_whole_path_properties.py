@@ -29,13 +29,19 @@ import json
 import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import httpx
 import pytest
 from cassandra.cluster import Session
-from hypothesis import HealthCheck, Phase, event, given, note, settings
+from hypothesis import HealthCheck
+from hypothesis import Phase
+from hypothesis import event
+from hypothesis import given
+from hypothesis import note
+from hypothesis import settings
 from hypothesis import strategies as st
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
@@ -43,10 +49,12 @@ from kjournal.model import SEQ_NR_MAX
 from kjournal.model.expire_after import MAX_NANOS
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.replay import replicate
-from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
 
 from tests.integration.services.conftest import WriterStarter
-from tests.integration.services.support import RunningService, wait_for_topic
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import wait_for_topic
 from tests.support.platform import unique_name
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cassandra.cluster import Session
 from kjournal_dev.platform.lifecycle import Endpoints
-from kjournal_dev.platform.topics import create_topic, delete_topics
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
 
-from tests.integration.spark.support import PARTITIONS, SparkTopic
-from tests.support.platform import schema_keyspace, unique_name
+from tests.integration.spark.support import PARTITIONS
+from tests.integration.spark.support import SparkTopic
+from tests.support.platform import schema_keyspace
+from tests.support.platform import unique_name
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

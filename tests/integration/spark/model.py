@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 from kjournal.journal import Journals
-from kjournal.model import Event, JsonPayload, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 
 
 @dataclass

@@ -16,9 +16,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,12 +32,16 @@ from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.writer import CassandraReplicatedStore
 from kjournal.journal import Journals
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.model import Event, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal_dev.platform.lifecycle import Endpoints
 from kjournal_dev.platform.replay import end_offsets
 
-from tests.integration.spark.model import Model, append
-from tests.support.platform import cassandra_env, kafka_env
+from tests.integration.spark.model import Model
+from tests.integration.spark.model import append
+from tests.support.platform import cassandra_env
+from tests.support.platform import kafka_env
 
 PARTITIONS = 4
 T = TypeVar("T")

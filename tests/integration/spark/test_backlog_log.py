@@ -11,7 +11,9 @@ import pytest
 from kjournal.journal import Journals
 
 from tests.integration.spark.model import append
-from tests.integration.spark.support import SparkTopic, replicator_run, wait_until
+from tests.integration.spark.support import SparkTopic
+from tests.integration.spark.support import replicator_run
+from tests.integration.spark.support import wait_until
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -9,26 +9,31 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Callable
+from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
 
 import pytest
 from aiokafka import AIOKafkaProducer
 from kjournal.cassandra.reader import CassandraEventualReader
 from kjournal.cassandra.settings import TableNames
 from kjournal.journal import Journals
-from kjournal.model import Events, Key, RecordMetadata
-from kjournal.wire.record import append_action, encode_action
+from kjournal.model import Events
+from kjournal.model import Key
+from kjournal.model import RecordMetadata
+from kjournal.wire.record import append_action
+from kjournal.wire.record import encode_action
 from kjournal_dev.platform.lifecycle import Endpoints
 
-from tests.integration.spark.model import append, events, random_workload
-from tests.integration.spark.support import (
-    ReplicatorProcess,
-    SparkTopic,
-    replicator_env,
-    running_replicator,
-    wait_until,
-)
+from tests.integration.spark.model import append
+from tests.integration.spark.model import events
+from tests.integration.spark.model import random_workload
+from tests.integration.spark.support import ReplicatorProcess
+from tests.integration.spark.support import SparkTopic
+from tests.integration.spark.support import replicator_env
+from tests.integration.spark.support import running_replicator
+from tests.integration.spark.support import wait_until
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -6,22 +6,23 @@ import asyncio
 import json
 import shutil
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from aiokafka import TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import RecordsToDelete
 from kjournal.journal import Journals
 from kjournal.model import Key
 
-from tests.integration.spark.model import append, random_workload
-from tests.integration.spark.support import (
-    ReplicatorProcess,
-    SparkTopic,
-    replicator_run,
-    wait_until,
-)
+from tests.integration.spark.model import append
+from tests.integration.spark.model import random_workload
+from tests.integration.spark.support import ReplicatorProcess
+from tests.integration.spark.support import SparkTopic
+from tests.integration.spark.support import replicator_run
+from tests.integration.spark.support import wait_until
 
 pytestmark = pytest.mark.timeout(900)
 

@@ -14,12 +14,10 @@ from pathlib import Path
 import pytest
 from kjournal_dev.platform.topics import delete_topics
 
-from tests.integration.spark.support import (
-    ReplicatorProcess,
-    SparkTopic,
-    replicator_run,
-    wait_until,
-)
+from tests.integration.spark.support import ReplicatorProcess
+from tests.integration.spark.support import SparkTopic
+from tests.integration.spark.support import replicator_run
+from tests.integration.spark.support import wait_until
 
 pytestmark = pytest.mark.timeout(600)
 

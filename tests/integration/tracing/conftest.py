@@ -7,22 +7,28 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cassandra.cluster import Session
 from kjournal_dev.platform.lifecycle import Endpoints
-from kjournal_dev.platform.topics import create_topic, delete_topics
-from kjournal_dev.traces.waterfall import Span, read_spans
+from kjournal_dev.platform.topics import create_topic
+from kjournal_dev.platform.topics import delete_topics
+from kjournal_dev.traces.waterfall import Span
+from kjournal_dev.traces.waterfall import read_spans
 
-from tests.integration.services.support import RunningService, start_service, wait_for_topic
-from tests.integration.spark.support import (
-    ReplicatorProcess,
-    replicator_env,
-    running_replicator,
-)
-from tests.support.platform import cassandra_env, kafka_env, schema_keyspace, unique_name
+from tests.integration.services.support import RunningService
+from tests.integration.services.support import start_service
+from tests.integration.services.support import wait_for_topic
+from tests.integration.spark.support import ReplicatorProcess
+from tests.integration.spark.support import replicator_env
+from tests.integration.spark.support import running_replicator
+from tests.support.platform import cassandra_env
+from tests.support.platform import kafka_env
+from tests.support.platform import schema_keyspace
+from tests.support.platform import unique_name
 
 SPANS_WAIT_S = 90
 

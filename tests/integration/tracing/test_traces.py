@@ -10,22 +10,34 @@ import json
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 import httpx
 import pytest
 from aiokafka import AIOKafkaProducer
 from cassandra.cluster import Session
 from kjournal.client import Client
-from kjournal.model import Event, Events, JsonPayload, Key, SeqNr
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.spans import conventions as sem
-from kjournal.wire.record import append_action, encode_action
-from kjournal_dev.traces.waterfall import Span, read_spans
-from opentelemetry import context, trace
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from kjournal.wire.record import append_action
+from kjournal.wire.record import encode_action
+from kjournal_dev.traces.waterfall import Span
+from kjournal_dev.traces.waterfall import read_spans
+from opentelemetry import context
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan
+from opentelemetry.trace import SpanContext
+from opentelemetry.trace import TraceFlags
 
 from tests.integration.services.support import RunningService
-from tests.integration.spark.support import ReplicatorProcess, caught_up, wait_until
+from tests.integration.spark.support import ReplicatorProcess
+from tests.integration.spark.support import caught_up
+from tests.integration.spark.support import wait_until
 from tests.integration.tracing.conftest import CollectedSpans
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(900)]

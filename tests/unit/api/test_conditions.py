@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from kjournal.api.conditions import condition_headers, entity_tag, parse_condition
+from kjournal.api.conditions import condition_headers
+from kjournal.api.conditions import entity_tag
+from kjournal.api.conditions import parse_condition
 from kjournal.errors import InvalidInput
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from unittest import mock
 
-from bench._conditional import Run, _ceiling
+from bench._conditional import Run
+from bench._conditional import _ceiling
 
 
 def _one_writer(appends: int, host_cores: float) -> Run:

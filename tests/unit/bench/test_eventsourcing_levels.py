@@ -8,7 +8,10 @@ import threading
 
 import pytest
 
-from bench.eventsourcing import backend_order, in_threads, parse_levels, ratio
+from bench.eventsourcing import backend_order
+from bench.eventsourcing import in_threads
+from bench.eventsourcing import parse_levels
+from bench.eventsourcing import ratio
 
 
 def test_levels_are_parsed_in_order_each_once() -> None:

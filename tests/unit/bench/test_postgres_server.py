@@ -8,17 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from bench._postgres import (
-    BIN_ENV,
-    PostgresServer,
-    find_bin_dir,
-    initdb_command,
-    postmaster_pid,
-    run_as_prefix,
-    server_options,
-    start_command,
-    stop_command,
-)
+from bench._postgres import BIN_ENV
+from bench._postgres import PostgresServer
+from bench._postgres import find_bin_dir
+from bench._postgres import initdb_command
+from bench._postgres import postmaster_pid
+from bench._postgres import run_as_prefix
+from bench._postgres import server_options
+from bench._postgres import start_command
+from bench._postgres import stop_command
 
 
 def _install(root: Path, version: str, names: tuple[str, ...] = ("initdb", "pg_ctl", "postgres")):

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kjournal.model.replication import PartitionReplication, TopicReplication
+from kjournal.model.replication import PartitionReplication
+from kjournal.model.replication import TopicReplication
 
-from bench._replicator import ReplicatorTarget, replicator_env
-from bench.small_reads import caught_up, segments_of, summarize
+from bench._replicator import ReplicatorTarget
+from bench._replicator import replicator_env
+from bench.small_reads import caught_up
+from bench.small_reads import segments_of
+from bench.small_reads import summarize
 
 
 def _status(*pointer2: int | None, end: int = 5) -> TopicReplication:

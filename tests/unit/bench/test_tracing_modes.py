@@ -3,7 +3,8 @@ with the environment as it is."""
 
 import pytest
 
-from bench._tracing import modes, tracing_env
+from bench._tracing import modes
+from bench._tracing import tracing_env
 
 
 def test_no_mode_leaves_the_environment_alone() -> None:

@@ -9,25 +9,22 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
+from typing import get_args
 
 import pytest
-from kjournal.cassandra.java_lower import (
-    DEFAULT_JAVA_VERSION,
-    JavaVersion,
-    java_case_tables,
-    java_lower_case,
-)
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION
+from kjournal.cassandra.java_lower import JavaVersion
+from kjournal.cassandra.java_lower import java_case_tables
+from kjournal.cassandra.java_lower import java_lower_case
 from kjournal.cassandra.segments import metajournal_bucket
 from kjournal.cassandra.settings import CassandraSettings
 from pydantic import ValidationError
 
-from tests.support.java_lower_expected import (
-    fuzz_differences,
-    id_differences,
-    single_differences,
-    template_differences,
-)
+from tests.support.java_lower_expected import fuzz_differences
+from tests.support.java_lower_expected import id_differences
+from tests.support.java_lower_expected import single_differences
+from tests.support.java_lower_expected import template_differences
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "java_unicode"
 VERSIONS: tuple[JavaVersion, ...] = get_args(JavaVersion)

@@ -13,8 +13,13 @@ from typing import Any
 
 import pytest
 from kjournal.cassandra.statements import journal
-from kjournal.errors import DataIntegrityError, FormatError
-from kjournal.model import BinaryPayload, JsonPayload, Key, Payload, TextPayload
+from kjournal.errors import DataIntegrityError
+from kjournal.errors import FormatError
+from kjournal.model import BinaryPayload
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import Payload
+from kjournal.model import TextPayload
 
 KEY = Key("journal", "order-7")
 

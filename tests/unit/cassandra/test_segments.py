@@ -7,12 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kjournal.cassandra.segments import (
-    java_lower_case,
-    java_string_hash,
-    journal_segment,
-    metajournal_bucket,
-)
+from kjournal.cassandra.segments import java_lower_case
+from kjournal.cassandra.segments import java_string_hash
+from kjournal.cassandra.segments import journal_segment
+from kjournal.cassandra.segments import metajournal_bucket
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "cassandra" / "metajournal_buckets.json"
 ROWS: list[dict[str, Any]] = json.loads(FIXTURE.read_text(encoding="ascii"))["ids"]

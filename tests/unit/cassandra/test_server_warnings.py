@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-from kjournal.cassandra.server_warnings import ServerWarningThrottle, throttle_server_warnings
+from kjournal.cassandra.server_warnings import ServerWarningThrottle
+from kjournal.cassandra.server_warnings import throttle_server_warnings
 
 
 class Clock:

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from cassandra import InvalidRequest, OperationTimedOut, ReadTimeout, Unauthorized, Unavailable
+from cassandra import InvalidRequest
+from cassandra import OperationTimedOut
+from cassandra import ReadTimeout
+from cassandra import Unauthorized
+from cassandra import Unavailable
 from cassandra.cluster import NoHostAvailable
 from cassandra.connection import ConnectionException
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.session import driver_errors, translate_error
-from kjournal.errors import CassandraUnavailable, DeadlineExceeded, SchemaError
+from kjournal.cassandra.session import driver_errors
+from kjournal.cassandra.session import translate_error
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import SchemaError
 from kjournal.ports import EventualReader
 
 

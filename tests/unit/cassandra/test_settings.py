@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from kjournal.cassandra.schema import (
-    KJOURNAL_SCHEMA_VERSION,
-    SCALA_SCHEMA_VERSION,
-    SCALA_STEPS,
-)
-from kjournal.cassandra.session import READ_PROFILE, SCHEMA_PROFILE, WRITE_PROFILE, build_cluster
-from kjournal.cassandra.settings import (
-    CassandraReplication,
-    CassandraSettings,
-    CassandraTables,
-    Consistency,
-    TableNames,
-)
+from kjournal.cassandra.schema import KJOURNAL_SCHEMA_VERSION
+from kjournal.cassandra.schema import SCALA_SCHEMA_VERSION
+from kjournal.cassandra.schema import SCALA_STEPS
+from kjournal.cassandra.session import READ_PROFILE
+from kjournal.cassandra.session import SCHEMA_PROFILE
+from kjournal.cassandra.session import WRITE_PROFILE
+from kjournal.cassandra.session import build_cluster
+from kjournal.cassandra.settings import CassandraReplication
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import CassandraTables
+from kjournal.cassandra.settings import Consistency
+from kjournal.cassandra.settings import TableNames
 from pydantic import ValidationError
 
 

@@ -4,31 +4,35 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, date, datetime
+from datetime import UTC
+from datetime import date
+from datetime import datetime
 from typing import Any
 
 import pytest
 from cassandra.query import UNSET_VALUE
-from cassandra.util import Date, Duration
+from cassandra.util import Date
+from cassandra.util import Duration
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import journal, metajournal, quarantine
+from kjournal.cassandra.statements import journal
+from kjournal.cassandra.statements import metajournal
+from kjournal.cassandra.statements import quarantine
 from kjournal.cassandra.tables import cql_columns
 from kjournal.errors import FormatError
-from kjournal.model import (
-    BinaryPayload,
-    Event,
-    EventRecord,
-    ExpireAfter,
-    HeaderMetadata,
-    JsonPayload,
-    Key,
-    PartitionOffset,
-    PayloadMetadata,
-    RecordMetadata,
-    SeqNr,
-    TextPayload,
-)
-from kjournal.model.head import Expiry, JournalHead
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
+from kjournal.model.head import Expiry
+from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
 KEY = Key("journal", "id-1")

@@ -9,29 +9,35 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-from kjournal.check.findings import Kind, PartitionResult, Unchecked, seq_ranges
-from kjournal.check.fold import FoldedPartition, fold_partition
+from kjournal.check.findings import Kind
+from kjournal.check.findings import PartitionResult
+from kjournal.check.findings import Unchecked
+from kjournal.check.findings import seq_ranges
+from kjournal.check.fold import FoldedPartition
+from kjournal.check.fold import fold_partition
 from kjournal.check.partition import check_partition
 from kjournal.check.repair import repair_steps
-from kjournal.check.state import StoredHeads, StoredJournal, expected_of
-from kjournal.fold.plan import DeleteHead, DeleteRows, InsertRows, UpdateHead
-from kjournal.memory import InMemoryReplicatedStore, StoredRow
-from kjournal.model import (
-    Event,
-    ExpireAfter,
-    JsonPayload,
-    Key,
-    PartitionOffset,
-    SeqNr,
-)
+from kjournal.check.state import StoredHeads
+from kjournal.check.state import StoredJournal
+from kjournal.check.state import expected_of
+from kjournal.fold.plan import DeleteHead
+from kjournal.fold.plan import DeleteRows
+from kjournal.fold.plan import InsertRows
+from kjournal.fold.plan import UpdateHead
+from kjournal.memory import InMemoryReplicatedStore
+from kjournal.memory import StoredRow
+from kjournal.model import Event
+from kjournal.model import ExpireAfter
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 from kjournal.replicate import replicate_partition
-from kjournal.testing.records import (
-    T0,
-    TOPIC,
-    append_record,
-    delete_record,
-    purge_record,
-)
+from kjournal.testing.records import T0
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
+from kjournal.testing.records import delete_record
+from kjournal.testing.records import purge_record
 from kjournal.wire.record import ConsumedRecord
 
 DAY = ExpireAfter(86_400 * 10**9)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from kjournal_dev import build_cache
-from kjournal_dev.config import DevConfig, find_repo_root
+from kjournal_dev.config import DevConfig
+from kjournal_dev.config import find_repo_root
 
 
 def test_the_default_is_the_users_cache_directory(tmp_path: Path):

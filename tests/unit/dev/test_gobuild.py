@@ -10,7 +10,8 @@ import pytest
 from kjournal_dev.artifacts import gobuild
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind import progress, toolchain
+from kjournal_dev.kind import progress
+from kjournal_dev.kind import toolchain
 from kjournal_dev.kind.settings import KindSettings
 
 

@@ -8,8 +8,10 @@ import tomllib
 from pathlib import Path
 
 import yaml
-from kjournal_dev.config import DevConfig, find_repo_root
-from kjournal_dev.platform import cassandra_node, kafka_node
+from kjournal_dev.config import DevConfig
+from kjournal_dev.config import find_repo_root
+from kjournal_dev.platform import cassandra_node
+from kjournal_dev.platform import kafka_node
 from kjournal_dev.security import cassandra as security_cassandra
 
 ROOT = find_repo_root()

@@ -15,19 +15,18 @@ from typing import Any
 import pytest
 import yaml
 from kjournal_dev.cli import build_parser
-from kjournal_dev.config import DevConfig, find_repo_root
+from kjournal_dev.config import DevConfig
+from kjournal_dev.config import find_repo_root
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind import (
-    cluster,
-    hostnet,
-    images,
-    network_policy,
-    node_image,
-    packages,
-    progress,
-    toolchain,
-)
+from kjournal_dev.kind import cluster
 from kjournal_dev.kind import engine as engine_module
+from kjournal_dev.kind import hostnet
+from kjournal_dev.kind import images
+from kjournal_dev.kind import network_policy
+from kjournal_dev.kind import node_image
+from kjournal_dev.kind import packages
+from kjournal_dev.kind import progress
+from kjournal_dev.kind import toolchain
 from kjournal_dev.kind.engine import lacks_sys_resource
 from kjournal_dev.kind.settings import KindSettings
 from kjournal_dev.kind.tool import KindTool

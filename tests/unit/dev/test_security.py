@@ -13,7 +13,9 @@ from kjournal_dev.platform.kafka_node import server_properties
 from kjournal_dev.platform.services import SERVICES
 from kjournal_dev.security.cassandra import YAML
 from kjournal_dev.security.credentials import Credentials
-from kjournal_dev.security.kafka import acl_grants, scram_arguments, secure_properties
+from kjournal_dev.security.kafka import acl_grants
+from kjournal_dev.security.kafka import scram_arguments
+from kjournal_dev.security.kafka import secure_properties
 from kjournal_dev.security.tls import LoopbackTls
 
 

@@ -12,7 +12,10 @@ import pytest
 from kjournal_dev.cli import main
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.services import SERVICES
-from kjournal_dev.security.tokens import ALL_SCOPES, DEV_AUDIENCE, DEV_ISSUER, DevIssuer
+from kjournal_dev.security.tokens import ALL_SCOPES
+from kjournal_dev.security.tokens import DEV_AUDIENCE
+from kjournal_dev.security.tokens import DEV_ISSUER
+from kjournal_dev.security.tokens import DevIssuer
 
 
 def _decode(issuer: DevIssuer, token: str) -> dict[str, object]:

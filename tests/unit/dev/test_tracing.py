@@ -11,7 +11,9 @@ from kjournal_dev.artifacts.collector import MANIFEST
 from kjournal_dev.config import DevConfig
 from kjournal_dev.platform.collector import collector_config
 from kjournal_dev.platform.services import tracing_env
-from kjournal_dev.traces.waterfall import latest_traces, read_spans, render_trace
+from kjournal_dev.traces.waterfall import latest_traces
+from kjournal_dev.traces.waterfall import read_spans
+from kjournal_dev.traces.waterfall import render_trace
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 OTHER = "1bf7651916cd43dd8448eb211c80319d"

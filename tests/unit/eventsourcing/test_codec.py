@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from uuid import uuid4
 
 import pytest
-from eventsourcing.persistence import DataError, StoredEvent
-from kjournal.model import Event, EventRecord, JsonPayload, PartitionOffset, SeqNr, TextPayload
-from kjournal_eventsourcing.codec import from_record, seq_nr, to_event
+from eventsourcing.persistence import DataError
+from eventsourcing.persistence import StoredEvent
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import JsonPayload
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
+from kjournal_eventsourcing.codec import from_record
+from kjournal_eventsourcing.codec import seq_nr
+from kjournal_eventsourcing.codec import to_event
 
 
 def _record(event: Event) -> EventRecord:

@@ -4,9 +4,11 @@ an application's prefix first."""
 from __future__ import annotations
 
 import pytest
-from eventsourcing.persistence import InfrastructureFactory, InfrastructureFactoryError
+from eventsourcing.persistence import InfrastructureFactory
+from eventsourcing.persistence import InfrastructureFactoryError
 from eventsourcing.utils import Environment
-from kjournal_eventsourcing import Factory, KJournalAggregateRecorder
+from kjournal_eventsourcing import Factory
+from kjournal_eventsourcing import KJournalAggregateRecorder
 
 
 def _factory(name: str = "", **env: str) -> Factory:

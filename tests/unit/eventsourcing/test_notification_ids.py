@@ -6,13 +6,12 @@ import pytest
 from eventsourcing.persistence import DataError
 from hypothesis import given
 from hypothesis import strategies as st
-from kjournal.feed.cursor import Cursor, Position
-from kjournal_eventsourcing.notification_ids import (
-    IDS_PER_RECORD,
-    cursor_from,
-    notification_id,
-    position_of,
-)
+from kjournal.feed.cursor import Cursor
+from kjournal.feed.cursor import Position
+from kjournal_eventsourcing.notification_ids import IDS_PER_RECORD
+from kjournal_eventsourcing.notification_ids import cursor_from
+from kjournal_eventsourcing.notification_ids import notification_id
+from kjournal_eventsourcing.notification_ids import position_of
 
 offsets = st.integers(min_value=0, max_value=(1 << 63) // IDS_PER_RECORD - 1)
 indexes = st.integers(min_value=0, max_value=IDS_PER_RECORD - 1)

@@ -3,24 +3,29 @@ it leaves alone and why, and that a purge it produces replicates like any other.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import date, datetime, timedelta
+from collections.abc import Callable
+from collections.abc import Sequence
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
 from functools import partial
 
 import pytest
-from kjournal.expiry import Skip, expire_topic, verdict
+from kjournal.expiry import Skip
+from kjournal.expiry import expire_topic
+from kjournal.expiry import verdict
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.metrics import RecordingMetrics
-from kjournal.model import ExpireAfter, Key, PartitionOffset
+from kjournal.model import ExpireAfter
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
 from kjournal.model.head import JournalHead
 from kjournal.replicate import replicate_partition
-from kjournal.testing.records import (
-    T0,
-    TOPIC,
-    append_record,
-    broken,
-    purge_record,
-)
+from kjournal.testing.records import T0
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
+from kjournal.testing.records import broken
+from kjournal.testing.records import purge_record
 from kjournal.wire.record import ConsumedRecord
 
 from tests.support.memory_read import InMemoryPartitionLog

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kjournal.errors import InvalidCursor
-from kjournal.feed import Cursor, Position
+from kjournal.feed import Cursor
+from kjournal.feed import Position
 from kjournal.feed.cursor import CursorFrame
 
 positions = st.dictionaries(

@@ -10,43 +10,44 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from kjournal.errors import InvalidCursor, InvalidInput, PositionGone
-from kjournal.feed import (
-    Control,
-    Cursor,
-    FeedControl,
-    FeedEnd,
-    FeedEntry,
-    FeedEvent,
-    FeedHeartbeat,
-    FeedRequest,
-    Position,
-    TopicFeed,
-)
-from kjournal.feed.reading import RESOLVE_CONCURRENCY, SCAN_CONCURRENCY
-from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
+from kjournal.errors import InvalidCursor
+from kjournal.errors import InvalidInput
+from kjournal.errors import PositionGone
+from kjournal.feed import Control
+from kjournal.feed import Cursor
+from kjournal.feed import FeedControl
+from kjournal.feed import FeedEnd
+from kjournal.feed import FeedEntry
+from kjournal.feed import FeedEvent
+from kjournal.feed import FeedHeartbeat
+from kjournal.feed import FeedRequest
+from kjournal.feed import Position
+from kjournal.feed import TopicFeed
+from kjournal.feed.reading import RESOLVE_CONCURRENCY
+from kjournal.feed.reading import SCAN_CONCURRENCY
+from kjournal.memory import InMemoryEventualReader
+from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import Key
 from kjournal.read import JournalReader
 
-from tests.support.histories import (
-    KEY,
-    MARK,
-    NOISE,
-    OTHER,
-    PURGE,
-    TOPIC,
-    Op,
-    a,
-    d,
-    fully_replicated,
-    histories_with_retries,
-    log_of,
-    replicate,
-    retry,
-    value,
-)
+from tests.support.histories import KEY
+from tests.support.histories import MARK
+from tests.support.histories import NOISE
+from tests.support.histories import OTHER
+from tests.support.histories import PURGE
+from tests.support.histories import TOPIC
+from tests.support.histories import Op
+from tests.support.histories import a
+from tests.support.histories import d
+from tests.support.histories import fully_replicated
+from tests.support.histories import histories_with_retries
+from tests.support.histories import log_of
+from tests.support.histories import replicate
+from tests.support.histories import retry
+from tests.support.histories import value
 from tests.support.memory_read import InMemoryPartitionLog
 
 

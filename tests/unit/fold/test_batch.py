@@ -9,9 +9,16 @@ Deliberate differences from the Scala expectations:
 from __future__ import annotations
 
 import pytest
-from kjournal.fold.batch import Batch, fold_batches
+from kjournal.fold.batch import Batch
+from kjournal.fold.batch import fold_batches
 from kjournal.model import ActionRecord
-from kjournal.testing.records import append, appends, delete, deletes, mark, purge, purges
+from kjournal.testing.records import append
+from kjournal.testing.records import appends
+from kjournal.testing.records import delete
+from kjournal.testing.records import deletes
+from kjournal.testing.records import mark
+from kjournal.testing.records import purge
+from kjournal.testing.records import purges
 
 CASES: list[tuple[str, list[ActionRecord], list[Batch]]] = [
     ("mark", [mark(0)], []),

@@ -4,7 +4,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -14,7 +18,9 @@ from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import ExpireAfter
 from kjournal.model.head import Expiry
 from kjournal.replicate import replicate_partition
-from kjournal.testing.records import KEY, TOPIC, append_record
+from kjournal.testing.records import KEY
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
 
 HOUR = ExpireAfter.of(1, "hour")
 DAY = ExpireAfter.of(1, "day")

@@ -7,27 +7,37 @@ Cassandra store does; a few tests also pin the shape and order of the writes the
 from __future__ import annotations
 
 import uuid
-from datetime import date, datetime, timedelta, timezone
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 
 import pytest
 from kjournal.cassandra.segments import journal_segment as cassandra_journal_segment
-from kjournal.fold.plan import (
-    DeleteHead,
-    DeleteRows,
-    InsertHead,
-    InsertRows,
-    Plan,
-    UpdateHead,
-    expire_on,
-    journal_segment,
-    plan_append,
-    plan_delete,
-    plan_purge,
-)
+from kjournal.fold.plan import DeleteHead
+from kjournal.fold.plan import DeleteRows
+from kjournal.fold.plan import InsertHead
+from kjournal.fold.plan import InsertRows
+from kjournal.fold.plan import Plan
+from kjournal.fold.plan import UpdateHead
+from kjournal.fold.plan import expire_on
+from kjournal.fold.plan import journal_segment
+from kjournal.fold.plan import plan_append
+from kjournal.fold.plan import plan_delete
+from kjournal.fold.plan import plan_purge
 from kjournal.memory import InMemoryReplicatedStore
-from kjournal.model import Event, EventRecord, ExpireAfter, PartitionOffset, SeqNr, SeqRange
-from kjournal.model.head import Expiry, JournalHead
-from kjournal.testing.records import KEY, T0, at, timestamp_of
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import ExpireAfter
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.model.head import Expiry
+from kjournal.model.head import JournalHead
+from kjournal.testing.records import KEY
+from kjournal.testing.records import T0
+from kjournal.testing.records import at
+from kjournal.testing.records import timestamp_of
 
 T1 = T0 + timedelta(minutes=1)
 RECORD_ID = uuid.UUID("13131313-1313-4313-9313-131313131313")

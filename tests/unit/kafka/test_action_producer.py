@@ -8,15 +8,16 @@ import asyncio
 from typing import Any
 
 import pytest
-from aiokafka.errors import (
-    KafkaConnectionError,
-    KafkaError,
-    NodeNotReadyError,
-    TopicAuthorizationFailedError,
-    UnknownTopicOrPartitionError,
-)
-from kjournal.errors import KafkaUnavailable, OutcomeUnknown, UnknownTopic
-from kjournal.kafka.producer import ActionProducer, producer_options
+from aiokafka.errors import KafkaConnectionError
+from aiokafka.errors import KafkaError
+from aiokafka.errors import NodeNotReadyError
+from aiokafka.errors import TopicAuthorizationFailedError
+from aiokafka.errors import UnknownTopicOrPartitionError
+from kjournal.errors import KafkaUnavailable
+from kjournal.errors import OutcomeUnknown
+from kjournal.errors import UnknownTopic
+from kjournal.kafka.producer import ActionProducer
+from kjournal.kafka.producer import producer_options
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.wire.record import ProducerRecordParts
 

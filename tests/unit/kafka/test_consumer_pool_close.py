@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kjournal.aio import cancel_and_wait, uninterrupted
-from kjournal.kafka import consumer_pool, topic_stream
+from kjournal.aio import cancel_and_wait
+from kjournal.aio import uninterrupted
+from kjournal.kafka import consumer_pool
+from kjournal.kafka import topic_stream
 from kjournal.kafka.consumer_pool import ConsumerPool
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.topic_stream import KafkaTopicStream
 
 

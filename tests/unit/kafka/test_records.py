@@ -6,8 +6,12 @@ import pytest
 from aiokafka.structs import ConsumerRecord
 from kjournal.kafka.records import consumed_record
 from kjournal.model import ActionRecord
-from kjournal.testing.records import append, consumed, delete, mark
-from kjournal.wire.record import decode_action_record, encode_action
+from kjournal.testing.records import append
+from kjournal.testing.records import consumed
+from kjournal.testing.records import delete
+from kjournal.testing.records import mark
+from kjournal.wire.record import decode_action_record
+from kjournal.wire.record import encode_action
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from kjournal.metrics.catalogue import CATALOGUE, Kind, Metric
+from kjournal.metrics.catalogue import CATALOGUE
+from kjournal.metrics.catalogue import Kind
+from kjournal.metrics.catalogue import Metric
 from kjournal_dev.generate import metrics_docs
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 

@@ -9,8 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kjournal.errors import InvalidDuration
 from kjournal.model import ExpireAfter
-from kjournal.model.durations import format_duration, parse_duration
-from kjournal.model.expire_after import MAX_NANOS, NANOS_PER_UNIT
+from kjournal.model.durations import format_duration
+from kjournal.model.durations import parse_duration
+from kjournal.model.expire_after import MAX_NANOS
+from kjournal.model.expire_after import NANOS_PER_UNIT
 
 from tests.unit.wire import catalog
 

@@ -12,30 +12,31 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from kjournal.errors import OutcomeUnknown
 from kjournal.fold.append_rule import MAX_GAP
-from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
-from kjournal.model import Key, Outcome
+from kjournal.memory import InMemoryEventualReader
+from kjournal.memory import InMemoryReplicatedStore
+from kjournal.model import Key
+from kjournal.model import Outcome
 from kjournal.model.head import JournalHead
 from kjournal.read import JournalReader
 from kjournal.read.outcome import scanned_outcome
 from kjournal.wire.record import ConsumedRecord
 
-from tests.support.histories import (
-    KEY,
-    OTHER,
-    PURGE,
-    Op,
-    a,
-    d,
-    judge,
-    log_of,
-    payload,
-    replicate,
-    value,
-)
+from tests.support.histories import KEY
+from tests.support.histories import OTHER
+from tests.support.histories import PURGE
+from tests.support.histories import Op
+from tests.support.histories import a
+from tests.support.histories import d
+from tests.support.histories import judge
+from tests.support.histories import log_of
+from tests.support.histories import payload
+from tests.support.histories import replicate
+from tests.support.histories import value
 
 
 def _model(ops: list[Op]) -> list[Outcome | None]:

@@ -17,22 +17,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from kjournal.fold.head_info import HeadInfo
 from kjournal.memory import InMemoryReplicatedStore
-from kjournal.model import ActionRecord, Key
+from kjournal.model import ActionRecord
+from kjournal.model import Key
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.read.bootstrap import start_of
 from kjournal.read.fates import FateKind
 from kjournal.read.journal_entry import Base
 from kjournal.read.known import KnownJournals
-from kjournal.read.partition_fold import PartitionFold, PayloadBudget, Pending
-from kjournal.read.records import Poison, decoded
+from kjournal.read.partition_fold import PartitionFold
+from kjournal.read.partition_fold import PayloadBudget
+from kjournal.read.partition_fold import Pending
+from kjournal.read.records import Poison
+from kjournal.read.records import decoded
 from kjournal.read.tail import Tail
 
-from tests.support.histories import TOPIC, Op, a, d, judge, log_of, replicate
+from tests.support.histories import TOPIC
+from tests.support.histories import Op
+from tests.support.histories import a
+from tests.support.histories import d
+from tests.support.histories import judge
+from tests.support.histories import log_of
+from tests.support.histories import replicate
 
 KEYS = [Key(TOPIC, "a"), Key(TOPIC, "b"), Key(TOPIC, "c")]
 

@@ -10,28 +10,28 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from kjournal.memory import InMemoryEventualReader, InMemoryReplicatedStore
+from kjournal.memory import InMemoryEventualReader
+from kjournal.memory import InMemoryReplicatedStore
 from kjournal.read import JournalReader
 
-from tests.support.histories import (
-    KEY,
-    MARK,
-    NOISE,
-    PURGE,
-    Op,
-    a,
-    d,
-    fully_replicated,
-    histories,
-    histories_with_retries,
-    judge,
-    log_of,
-    replicate,
-    retry,
-    value,
-)
+from tests.support.histories import KEY
+from tests.support.histories import MARK
+from tests.support.histories import NOISE
+from tests.support.histories import PURGE
+from tests.support.histories import Op
+from tests.support.histories import a
+from tests.support.histories import d
+from tests.support.histories import fully_replicated
+from tests.support.histories import histories
+from tests.support.histories import histories_with_retries
+from tests.support.histories import judge
+from tests.support.histories import log_of
+from tests.support.histories import replicate
+from tests.support.histories import retry
+from tests.support.histories import value
 from tests.support.memory_read import InMemoryPartitionLog
 
 

@@ -15,18 +15,17 @@ from dataclasses import replace
 import pytest
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.replicate import replicate_partition
-from kjournal.testing.records import (
-    KEY,
-    T0,
-    TOPIC,
-    append_record,
-    delete_record,
-    mark_record,
-    purge_record,
-)
+from kjournal.testing.records import KEY
+from kjournal.testing.records import T0
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
+from kjournal.testing.records import delete_record
+from kjournal.testing.records import mark_record
+from kjournal.testing.records import purge_record
 from kjournal.wire.record import ConsumedRecord
 
-from tests.unit.replicate.test_model import Crash, CrashingStore
+from tests.unit.replicate.test_model import Crash
+from tests.unit.replicate.test_model import CrashingStore
 
 LONG = [append_record(0, range(1, 11)), append_record(1, range(11, 21))]
 

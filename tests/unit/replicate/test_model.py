@@ -13,27 +13,30 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from kjournal.fold.plan import Write
 from kjournal.memory import InMemoryReplicatedStore
-from kjournal.model import ExpireAfter, Key
+from kjournal.model import ExpireAfter
+from kjournal.model import Key
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.replicate import replicate_partition
-from kjournal.testing.records import (
-    T0,
-    TOPIC,
-    append_record,
-    broken,
-    delete_record,
-    mark_record,
-    purge_record,
-    timestamp_of,
-)
+from kjournal.testing.records import T0
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
+from kjournal.testing.records import broken
+from kjournal.testing.records import delete_record
+from kjournal.testing.records import mark_record
+from kjournal.testing.records import purge_record
+from kjournal.testing.records import timestamp_of
 from kjournal.wire.record import ConsumedRecord
 
 KEYS = [Key(TOPIC, f"id{n}") for n in range(3)]

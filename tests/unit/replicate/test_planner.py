@@ -7,12 +7,26 @@ import copy
 import uuid
 from collections.abc import Sequence
 
-from kjournal.fold.plan import DeleteHead, DeleteRows, InsertHead, InsertRows, UpdateHead, Write
-from kjournal.model import PartitionOffset, SeqNr
+from kjournal.fold.plan import DeleteHead
+from kjournal.fold.plan import DeleteRows
+from kjournal.fold.plan import InsertHead
+from kjournal.fold.plan import InsertRows
+from kjournal.fold.plan import UpdateHead
+from kjournal.fold.plan import Write
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 from kjournal.model.head import JournalHead
-from kjournal.replicate.collect import JournalSlice, collect
-from kjournal.replicate.planner import Cutoff, JournalPlan, known_cutoff, plan_journal
-from kjournal.testing.records import KEY, T0, TOPIC, append_record, broken
+from kjournal.replicate.collect import JournalSlice
+from kjournal.replicate.collect import collect
+from kjournal.replicate.planner import Cutoff
+from kjournal.replicate.planner import JournalPlan
+from kjournal.replicate.planner import known_cutoff
+from kjournal.replicate.planner import plan_journal
+from kjournal.testing.records import KEY
+from kjournal.testing.records import T0
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
+from kjournal.testing.records import broken
 from kjournal.testing.records import delete_record as delete
 from kjournal.testing.records import purge_record as purge
 from kjournal.wire.record import ConsumedRecord

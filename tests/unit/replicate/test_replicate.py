@@ -13,19 +13,18 @@ from kjournal.errors import CassandraUnavailable
 from kjournal.fold.plan import Step
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.metrics import RecordingMetrics
-from kjournal.model import Key, SeqNr
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.model.head import JournalHead
 from kjournal.replicate import replicate_partition
-from kjournal.testing.records import (
-    KEY,
-    T0,
-    TOPIC,
-    append_record,
-    at,
-    broken,
-    delete_record,
-    mark_record,
-)
+from kjournal.testing.records import KEY
+from kjournal.testing.records import T0
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
+from kjournal.testing.records import at
+from kjournal.testing.records import broken
+from kjournal.testing.records import delete_record
+from kjournal.testing.records import mark_record
 from kjournal.wire.record import ConsumedRecord
 
 KEY1 = Key(TOPIC, "id1")

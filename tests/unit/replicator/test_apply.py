@@ -8,13 +8,17 @@ import time
 from collections.abc import Sequence
 
 import pytest
-from kjournal.errors import CassandraUnavailable, SliceTimeout
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import SliceTimeout
 from kjournal.fold.plan import Step
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import Key
-from kjournal.testing.records import TOPIC, append_record, mark_record
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
+from kjournal.testing.records import mark_record
 from kjournal.wire.record import ConsumedRecord
-from kjournal_replicator.apply import apply_records, to_record
+from kjournal_replicator.apply import apply_records
+from kjournal_replicator.apply import to_record
 from kjournal_replicator.settings import ApplySettings
 
 KEY1 = Key(TOPIC, "id1")

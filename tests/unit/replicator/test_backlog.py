@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-from kjournal.model.replication import PartitionReplication, TopicReplication
+from kjournal.model.replication import PartitionReplication
+from kjournal.model.replication import TopicReplication
 from kjournal_replicator.backlog import Backlog
 
 

@@ -4,19 +4,28 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from kjournal.cassandra.settings import CassandraSettings, time_zone
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import time_zone
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import ExpireAfter
 from kjournal.model.head import Expiry
-from kjournal.testing.records import KEY, append_record
-from kjournal_replicator import apply, zip_imports
-from kjournal_replicator.apply import COLUMNS, ApplyTask
-from kjournal_replicator.settings import ApplySettings, ReplicatorSettings
+from kjournal.testing.records import KEY
+from kjournal.testing.records import append_record
+from kjournal_replicator import apply
+from kjournal_replicator import zip_imports
+from kjournal_replicator.apply import COLUMNS
+from kjournal_replicator.apply import ApplyTask
+from kjournal_replicator.settings import ApplySettings
+from kjournal_replicator.settings import ReplicatorSettings
 from kjournal_replicator.worker_store import WORKER_STORE
 from pydantic import ValidationError
 

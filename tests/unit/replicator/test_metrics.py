@@ -5,7 +5,8 @@ from __future__ import annotations
 import pickle
 
 from kjournal.metrics import RecordingMetrics
-from kjournal_replicator.metrics import MetricsSnapshot, driver_metrics
+from kjournal_replicator.metrics import MetricsSnapshot
+from kjournal_replicator.metrics import driver_metrics
 
 
 def test_a_snapshot_replays_what_was_recorded() -> None:

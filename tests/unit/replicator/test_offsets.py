@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kjournal_replicator.offsets import (
-    EARLIEST,
-    Pointer2,
-    checkpoint_has_offsets,
-    describe_gap,
-    find_gaps,
-    starting_offsets,
-)
+from kjournal_replicator.offsets import EARLIEST
+from kjournal_replicator.offsets import Pointer2
+from kjournal_replicator.offsets import checkpoint_has_offsets
+from kjournal_replicator.offsets import describe_gap
+from kjournal_replicator.offsets import find_gaps
+from kjournal_replicator.offsets import starting_offsets
 from kjournal_replicator.ranges import OffsetRange
 
 

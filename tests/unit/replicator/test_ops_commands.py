@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
-from kjournal.check.findings import Finding, JournalResult, Kind, Unchecked
+from kjournal.check.findings import Finding
+from kjournal.check.findings import JournalResult
+from kjournal.check.findings import Kind
+from kjournal.check.findings import Unchecked
 from kjournal.check.report import TopicReport
 from kjournal.cli.main import build_parser
 from kjournal.model import Key

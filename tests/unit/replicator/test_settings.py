@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from kjournal.cassandra.settings import Consistency
-from kjournal_replicator.kafka_source import (
-    FETCH_MAX_WAIT_MS,
-    READ_STALL_TIMEOUT_MS,
-    source_options,
-)
-from kjournal_replicator.settings import ReplicatorSettings, SparkSettings, TopicSettings
+from kjournal_replicator.kafka_source import FETCH_MAX_WAIT_MS
+from kjournal_replicator.kafka_source import READ_STALL_TIMEOUT_MS
+from kjournal_replicator.kafka_source import source_options
+from kjournal_replicator.settings import ReplicatorSettings
+from kjournal_replicator.settings import SparkSettings
+from kjournal_replicator.settings import TopicSettings
 from pydantic import ValidationError
 
 

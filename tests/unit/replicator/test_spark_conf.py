@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from kjournal_replicator.settings import ReplicatorSettings
-from kjournal_replicator.spark import LOCAL_DRIVER_JAVA_OPTIONS, LOG4J2_PROPERTIES, spark_conf
+from kjournal_replicator.spark import LOCAL_DRIVER_JAVA_OPTIONS
+from kjournal_replicator.spark import LOG4J2_PROPERTIES
+from kjournal_replicator.spark import spark_conf
 
 LOGGING = f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES}"
 

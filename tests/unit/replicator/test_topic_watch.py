@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import cast
 
 import pytest
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.errors import MicroBatchError
 from kjournal.metrics import RecordingMetrics
-from kjournal_replicator.apply import ApplyTask, SliceReport
+from kjournal_replicator.apply import ApplyTask
+from kjournal_replicator.apply import SliceReport
 from kjournal_replicator.micro_batch import MicroBatchHandler
 from kjournal_replicator.ranges import OffsetRange
 from kjournal_replicator.settings import ApplySettings

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 from kjournal.cassandra.settings import CassandraSettings
-from kjournal_replicator import worker_gc, worker_store
+from kjournal_replicator import worker_gc
+from kjournal_replicator import worker_store
 from kjournal_replicator.settings import ApplySettings
 from kjournal_replicator.worker_store import WorkerStore
 

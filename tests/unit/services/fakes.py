@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from datetime import UTC
+from datetime import datetime
 from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 from fastapi import FastAPI
 from kjournal.errors import KJournalError
-from kjournal.model import Event, EventRecord, Events, Key, PartitionOffset, RecordMetadata
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Events
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import RecordMetadata
 from kjournal.model.results import AppendResult
 from kjournal.reads import ReadSide
 from kjournal.writes import WriteSide

@@ -5,17 +5,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import httpx
 import pytest
 from kjournal.errors import CassandraUnavailable
-from kjournal.model import Event, EventRecord, JsonPayload, Key, PartitionOffset, SeqNr
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 from kjournal_reader.settings import Settings as ReaderSettings
 from kjournal_writer.settings import Settings as WriterSettings
 
-from tests.unit.services.fakes import FakeJournal, FakeJournals, reader_over, writer_over
+from tests.unit.services.fakes import FakeJournal
+from tests.unit.services.fakes import FakeJournals
+from tests.unit.services.fakes import reader_over
+from tests.unit.services.fakes import writer_over
 
 pytestmark = pytest.mark.anyio
 

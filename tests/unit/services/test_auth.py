@@ -18,9 +18,13 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
-from kjournal.errors import InvalidToken, KeysUnavailable
-from kjournal_dev.security.tokens import DEV_AUDIENCE, DEV_ISSUER, DevIssuer
+from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1
+from cryptography.hazmat.primitives.asymmetric.ec import generate_private_key
+from kjournal.errors import InvalidToken
+from kjournal.errors import KeysUnavailable
+from kjournal_dev.security.tokens import DEV_AUDIENCE
+from kjournal_dev.security.tokens import DEV_ISSUER
+from kjournal_dev.security.tokens import DevIssuer
 from kjournal_reader.settings import Settings as ReaderSettings
 from kjournal_service.auth.grants import Grant
 from kjournal_service.auth.settings import AuthSettings
@@ -29,7 +33,9 @@ from kjournal_writer.app import create_app as create_writer
 from kjournal_writer.settings import Settings as WriterSettings
 from pydantic import ValidationError
 
-from tests.unit.services.fakes import FakeJournals, reader_over, writer_over
+from tests.unit.services.fakes import FakeJournals
+from tests.unit.services.fakes import reader_over
+from tests.unit.services.fakes import writer_over
 
 pytestmark = pytest.mark.anyio
 

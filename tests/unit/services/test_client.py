@@ -9,18 +9,23 @@ from collections.abc import Callable
 import httpx
 import pytest
 from kjournal.api.convert import event_record_to_json
-from kjournal.client import AsyncClient, Client, RetryPolicy
+from kjournal.client import AsyncClient
+from kjournal.client import Client
+from kjournal.client import RetryPolicy
 from kjournal.client._base import decode_line
-from kjournal.errors import (
-    CassandraUnavailable,
-    DeadlineExceeded,
-    FormatError,
-    KafkaUnavailable,
-    OutcomeUnknown,
-    RecordTooLarge,
-    Unavailable,
-)
-from kjournal.model import Event, EventRecord, JsonPayload, Key, PartitionOffset, SeqNr
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import FormatError
+from kjournal.errors import KafkaUnavailable
+from kjournal.errors import OutcomeUnknown
+from kjournal.errors import RecordTooLarge
+from kjournal.errors import Unavailable
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 
 from tests.unit.services.test_convert import _record
 

@@ -2,48 +2,48 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 from typing import Any
 
 import pytest
-from kjournal.api.convert import (
-    append_args,
-    append_request_body,
-    append_response,
-    append_response_json,
-    append_result,
-    event_record_from_json,
-    event_record_to_json,
-    journal_status_from_out,
-    journal_status_out,
-)
-from kjournal.api.schemas import AppendRequest, EventOut
-from kjournal.errors import (
-    EmptyAppend,
-    FormatError,
-    InvalidDuration,
-    InvalidPayload,
-    KJournalError,
-    SeqNrOrderError,
-)
-from kjournal.model import (
-    BinaryPayload,
-    Event,
-    EventRecord,
-    Events,
-    ExpireAfter,
-    HeaderMetadata,
-    JsonPayload,
-    Key,
-    PartitionOffset,
-    PayloadMetadata,
-    RecordMetadata,
-    SeqNr,
-    SeqRange,
-    TextPayload,
-)
+from kjournal.api.convert import append_args
+from kjournal.api.convert import append_request_body
+from kjournal.api.convert import append_response
+from kjournal.api.convert import append_response_json
+from kjournal.api.convert import append_result
+from kjournal.api.convert import event_record_from_json
+from kjournal.api.convert import event_record_to_json
+from kjournal.api.convert import journal_status_from_out
+from kjournal.api.convert import journal_status_out
+from kjournal.api.schemas import AppendRequest
+from kjournal.api.schemas import EventOut
+from kjournal.errors import EmptyAppend
+from kjournal.errors import FormatError
+from kjournal.errors import InvalidDuration
+from kjournal.errors import InvalidPayload
+from kjournal.errors import KJournalError
+from kjournal.errors import SeqNrOrderError
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Events
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.model import TextPayload
 from kjournal.model.head import Expiry
-from kjournal.model.results import AppendResult, JournalStatus
+from kjournal.model.results import AppendResult
+from kjournal.model.results import JournalStatus
 from pydantic import ValidationError
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kjournal_dev.config import DevConfig
-from kjournal_dev.platform.services import SERVICES, probe
+from kjournal_dev.platform.services import SERVICES
+from kjournal_dev.platform.services import probe
 
 
 def test_each_service_gets_its_port_and_settings(tmp_path: Path):

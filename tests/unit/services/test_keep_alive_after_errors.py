@@ -11,14 +11,21 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
 from types import SimpleNamespace
 
 import httpx
 import pytest
 import uvicorn
-from kjournal.model import Event, EventRecord, JsonPayload, Key, PartitionOffset, SeqNr
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 from kjournal_reader.settings import Settings
 from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from kjournal.api.keys import KeyRules, quote_segment
+from kjournal.api.keys import KeyRules
+from kjournal.api.keys import quote_segment
 from kjournal.errors import InvalidKey
 from kjournal.model import Key
 from kjournal_reader.settings import Settings as ReaderSettings

@@ -10,7 +10,9 @@ import pytest
 from kjournal.errors import KafkaUnavailable
 from kjournal.metrics import Metrics
 from kjournal_service.metrics_prometheus import PrometheusMetrics
-from kjournal_service.ndjson import first_chunk, ndjson_chunks, prefetch
+from kjournal_service.ndjson import first_chunk
+from kjournal_service.ndjson import ndjson_chunks
+from kjournal_service.ndjson import prefetch
 
 
 def test_counters_histograms_and_gauges_are_exposed():

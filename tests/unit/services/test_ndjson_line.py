@@ -8,13 +8,17 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kjournal.feed import AppendEvents, Position, entry_to_json
+from kjournal.feed import AppendEvents
+from kjournal.feed import Position
+from kjournal.feed import entry_to_json
 from kjournal.feed.cursor import CursorFrame
-from kjournal.model import Append, ExpireAfter
+from kjournal.model import Append
+from kjournal.model import ExpireAfter
 from kjournal.read import event_records
 from kjournal.testing.records import append_record
 from kjournal.wire.record import decode_action_record
-from kjournal_service.ndjson import ndjson_line, ndjson_lines_sharing
+from kjournal_service.ndjson import ndjson_line
+from kjournal_service.ndjson import ndjson_lines_sharing
 
 json_values = st.recursive(
     st.none()

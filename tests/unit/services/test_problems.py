@@ -6,13 +6,11 @@ import json
 
 import pytest
 from kjournal import errors
-from kjournal.api.problems import (
-    ERROR_PROBLEMS,
-    PROBLEM_TYPE_PREFIX,
-    error_for_problem,
-    problem_for_error,
-    validation_problem,
-)
+from kjournal.api.problems import ERROR_PROBLEMS
+from kjournal.api.problems import PROBLEM_TYPE_PREFIX
+from kjournal.api.problems import error_for_problem
+from kjournal.api.problems import problem_for_error
+from kjournal.api.problems import validation_problem
 from kjournal.api.schemas import Problem
 from kjournal_service.problems import problem_response
 

@@ -12,13 +12,17 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import pytest
 from kjournal.api.problems import problem_for_error
-from kjournal.errors import JournalQuarantined, OutcomeUnknown
-from kjournal.model import Key, Outcome
-from kjournal_writer.outcomes import CALLER_AUTHORIZATION, ReaderOutcomes
+from kjournal.errors import JournalQuarantined
+from kjournal.errors import OutcomeUnknown
+from kjournal.model import Key
+from kjournal.model import Outcome
+from kjournal_writer.outcomes import CALLER_AUTHORIZATION
+from kjournal_writer.outcomes import ReaderOutcomes
 from kjournal_writer.settings import ReaderLinkSettings
 
 TAKEN = {"outcome": "taken", "seqNr": 1, "partition": 0, "timestamp": "2026-12-06T09:00:00.000Z"}

@@ -14,7 +14,8 @@ import json
 
 import pytest
 from kjournal.errors import OutcomeUnknown
-from kjournal.model import AppendOutcome, Key
+from kjournal.model import AppendOutcome
+from kjournal.model import Key
 from kjournal_writer.outcomes import ReaderOutcomes
 from kjournal_writer.settings import ReaderLinkSettings
 

@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 import httpx
 import pytest
-from kjournal.model import Event, EventRecord, Key, PartitionOffset, SeqNr
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 from kjournal_reader.settings import Settings
 from kjournal_reader.state import ReaderState
 
-from tests.unit.services.fakes import FakeJournal, FakeJournals, reader_over
+from tests.unit.services.fakes import FakeJournal
+from tests.unit.services.fakes import FakeJournals
+from tests.unit.services.fakes import reader_over
 
 pytestmark = pytest.mark.anyio
 

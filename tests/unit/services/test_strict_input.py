@@ -4,7 +4,9 @@ parameters, bounded appends; and a client that goes away is not a server error."
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, MutableMapping
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from collections.abc import MutableMapping
 from typing import Any
 
 import httpx
@@ -13,7 +15,10 @@ from kjournal.model import Key
 from kjournal_writer.settings import Settings as WriterSettings
 from kjournal_writer.state import WriterState
 
-from tests.unit.services.fakes import FakeJournal, FakeJournals, reader_over, writer_over
+from tests.unit.services.fakes import FakeJournal
+from tests.unit.services.fakes import FakeJournals
+from tests.unit.services.fakes import reader_over
+from tests.unit.services.fakes import writer_over
 
 pytestmark = pytest.mark.anyio
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from cassandra.query import BatchStatement, BoundStatement, PreparedStatement, SimpleStatement
+from cassandra.query import BatchStatement
+from cassandra.query import BoundStatement
+from cassandra.query import PreparedStatement
+from cassandra.query import SimpleStatement
 from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.spans import cql_attributes
-from kjournal.cassandra.statements import journal, metajournal, pointer2
+from kjournal.cassandra.statements import journal
+from kjournal.cassandra.statements import metajournal
+from kjournal.cassandra.statements import pointer2
 
 TABLES = TableNames(keyspace="orders")
 

@@ -4,8 +4,13 @@ is sampled (the replicator's slice span keeps a sampled append's replication).""
 from __future__ import annotations
 
 from kjournal.telemetry import LinkedSampling
-from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, Decision, ParentBased
-from opentelemetry.trace import Link, SpanContext, TraceFlags
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+from opentelemetry.sdk.trace.sampling import Decision
+from opentelemetry.sdk.trace.sampling import ParentBased
+from opentelemetry.trace import Link
+from opentelemetry.trace import SpanContext
+from opentelemetry.trace import TraceFlags
 
 
 def _link(sampled: bool) -> Link:

@@ -15,7 +15,8 @@ from kjournal.kafka.settings import KafkaSettings
 from kjournal.spans.record_headers import record_context
 from kjournal.wire.record import ProducerRecordParts
 from opentelemetry import trace
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import StatusCode
 
 from tests.unit.tracing.conftest import Spans
 

@@ -4,8 +4,12 @@ is no context (never an error)."""
 from __future__ import annotations
 
 import pytest
-from kjournal.spans.record_headers import record_context, trace_headers
-from opentelemetry.trace import INVALID_SPAN_CONTEXT, SpanContext, TraceFlags, TraceState
+from kjournal.spans.record_headers import record_context
+from kjournal.spans.record_headers import trace_headers
+from opentelemetry.trace import INVALID_SPAN_CONTEXT
+from opentelemetry.trace import SpanContext
+from opentelemetry.trace import TraceFlags
+from opentelemetry.trace import TraceState
 
 CONTEXT = SpanContext(
     0x0AF7651916CD43DD8448EB211C80319C,

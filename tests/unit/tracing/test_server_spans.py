@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from kjournal_service.server_spans import ServerSpans
 from opentelemetry import trace
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import StatusCode
 
 from tests.unit.tracing.conftest import Spans
 

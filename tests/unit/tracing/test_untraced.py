@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from kjournal.spans import recording, span, untraced
+from kjournal.spans import recording
+from kjournal.spans import span
+from kjournal.spans import untraced
 
 from tests.unit.tracing.conftest import Spans
 

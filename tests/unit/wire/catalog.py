@@ -2,28 +2,27 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 
-from kjournal.model import (
-    ActionHeader,
-    AppendHeader,
-    BinaryPayload,
-    DeleteHeader,
-    Event,
-    Events,
-    ExpireAfter,
-    HeaderMetadata,
-    JsonPayload,
-    MarkHeader,
-    Payload,
-    PayloadMetadata,
-    PayloadType,
-    PurgeHeader,
-    SeqNr,
-    SeqRange,
-    TextPayload,
-)
+from kjournal.model import ActionHeader
+from kjournal.model import AppendHeader
+from kjournal.model import BinaryPayload
+from kjournal.model import DeleteHeader
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import MarkHeader
+from kjournal.model import Payload
+from kjournal.model import PayloadMetadata
+from kjournal.model import PayloadType
+from kjournal.model import PurgeHeader
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.model import TextPayload
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "wire"
 

@@ -6,18 +6,18 @@ import json
 from dataclasses import replace
 
 import pytest
-from kjournal.errors import HeaderFormatError, InvalidInput
-from kjournal.model import (
-    AppendHeader,
-    DeleteHeader,
-    HeaderMetadata,
-    MarkHeader,
-    PayloadType,
-    PurgeHeader,
-    SeqNr,
-    SeqRange,
-)
-from kjournal.wire import decode_action_header, encode_action_header
+from kjournal.errors import HeaderFormatError
+from kjournal.errors import InvalidInput
+from kjournal.model import AppendHeader
+from kjournal.model import DeleteHeader
+from kjournal.model import HeaderMetadata
+from kjournal.model import MarkHeader
+from kjournal.model import PayloadType
+from kjournal.model import PurgeHeader
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.wire import decode_action_header
+from kjournal.wire import encode_action_header
 
 
 def _header(value: object) -> bytes:

@@ -5,9 +5,14 @@ from __future__ import annotations
 import struct
 
 import pytest
-from kjournal.errors import InvalidPayload, PayloadFormatError
-from kjournal.model import Events, PayloadType, TextPayload
-from kjournal.wire import decode_binary_container, decode_events, encode_binary_container
+from kjournal.errors import InvalidPayload
+from kjournal.errors import PayloadFormatError
+from kjournal.model import Events
+from kjournal.model import PayloadType
+from kjournal.model import TextPayload
+from kjournal.wire import decode_binary_container
+from kjournal.wire import decode_events
+from kjournal.wire import encode_binary_container
 
 from tests.unit.wire import catalog
 

@@ -7,19 +7,20 @@ import json as jsonlib
 from typing import Any
 
 import pytest
-from kjournal.model import Append, Events, Key, RecordMetadata
-from kjournal.wire import (
-    ConsumedRecord,
-    append_action,
-    decode_action_header,
-    decode_action_record,
-    decode_binary_container,
-    decode_events,
-    encode_action,
-    encode_action_header,
-    encode_binary_container,
-    encode_events,
-)
+from kjournal.model import Append
+from kjournal.model import Events
+from kjournal.model import Key
+from kjournal.model import RecordMetadata
+from kjournal.wire import ConsumedRecord
+from kjournal.wire import append_action
+from kjournal.wire import decode_action_header
+from kjournal.wire import decode_action_record
+from kjournal.wire import decode_binary_container
+from kjournal.wire import decode_events
+from kjournal.wire import encode_action
+from kjournal.wire import encode_action_header
+from kjournal.wire import encode_binary_container
+from kjournal.wire import encode_events
 
 from tests.unit.wire import catalog
 

@@ -5,18 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
-from kjournal.errors import InvalidPayload, PayloadFormatError
-from kjournal.model import (
-    BinaryPayload,
-    Event,
-    Events,
-    ExpireAfter,
-    JsonPayload,
-    PayloadMetadata,
-    PayloadType,
-    SeqNr,
-)
-from kjournal.wire import decode_events, decode_json_container, encode_events, encode_json_container
+from kjournal.errors import InvalidPayload
+from kjournal.errors import PayloadFormatError
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import ExpireAfter
+from kjournal.model import JsonPayload
+from kjournal.model import PayloadMetadata
+from kjournal.model import PayloadType
+from kjournal.model import SeqNr
+from kjournal.wire import decode_events
+from kjournal.wire import decode_json_container
+from kjournal.wire import encode_events
+from kjournal.wire import encode_json_container
 
 from tests.unit.wire import catalog
 

@@ -6,15 +6,17 @@ import json
 
 import pytest
 from kjournal.errors import FormatError
-from kjournal.model import ExpireAfter, HeaderMetadata, JsonValue, PayloadMetadata, RecordMetadata
-from kjournal.wire import (
-    header_metadata_from_json,
-    header_metadata_to_json,
-    payload_metadata_from_json,
-    payload_metadata_to_json,
-    record_metadata_from_json,
-    record_metadata_to_json,
-)
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonValue
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.wire import header_metadata_from_json
+from kjournal.wire import header_metadata_to_json
+from kjournal.wire import payload_metadata_from_json
+from kjournal.wire import payload_metadata_to_json
+from kjournal.wire import record_metadata_from_json
+from kjournal.wire import record_metadata_to_json
 
 DAY = ExpireAfter.of(1, "day")
 H = HeaderMetadata({"key0": "value0"})

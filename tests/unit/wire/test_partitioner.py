@@ -9,7 +9,8 @@ from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.partitioner import murmur2 as aiokafka_murmur2
 from hypothesis import given
 from hypothesis import strategies as st
-from kjournal.wire import murmur2, partition_for
+from kjournal.wire import murmur2
+from kjournal.wire import partition_for
 
 from tests.unit.wire import catalog
 

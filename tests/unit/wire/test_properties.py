@@ -4,50 +4,50 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from kjournal.errors import FormatError
-from kjournal.model import (
-    ActionHeader,
-    AppendHeader,
-    BinaryPayload,
-    Delete,
-    DeleteHeader,
-    Event,
-    Events,
-    ExpireAfter,
-    HeaderMetadata,
-    JsonPayload,
-    JsonValue,
-    Key,
-    Mark,
-    MarkHeader,
-    PayloadMetadata,
-    PayloadType,
-    Purge,
-    PurgeHeader,
-    RecordMetadata,
-    SeqNr,
-    SeqRange,
-    TextPayload,
-)
-from kjournal.model.expire_after import MAX_NANOS, NANOS_PER_UNIT
-from kjournal.wire import (
-    ConsumedRecord,
-    append_action,
-    decode_action_header,
-    decode_action_record,
-    decode_binary_container,
-    decode_events,
-    encode_action,
-    encode_action_header,
-    encode_binary_container,
-    encode_events,
-    record_metadata_from_json,
-    record_metadata_to_json,
-)
+from kjournal.model import ActionHeader
+from kjournal.model import AppendHeader
+from kjournal.model import BinaryPayload
+from kjournal.model import Delete
+from kjournal.model import DeleteHeader
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.model import MarkHeader
+from kjournal.model import PayloadMetadata
+from kjournal.model import PayloadType
+from kjournal.model import Purge
+from kjournal.model import PurgeHeader
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.model import TextPayload
+from kjournal.model.expire_after import MAX_NANOS
+from kjournal.model.expire_after import NANOS_PER_UNIT
+from kjournal.wire import ConsumedRecord
+from kjournal.wire import append_action
+from kjournal.wire import decode_action_header
+from kjournal.wire import decode_action_record
+from kjournal.wire import decode_binary_container
+from kjournal.wire import decode_events
+from kjournal.wire import encode_action
+from kjournal.wire import encode_action_header
+from kjournal.wire import encode_binary_container
+from kjournal.wire import encode_events
+from kjournal.wire import record_metadata_from_json
+from kjournal.wire import record_metadata_to_json
 
 SEQ_NR_MAX = 2**63 - 1
 

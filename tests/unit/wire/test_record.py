@@ -2,39 +2,41 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 
 import pytest
-from kjournal.errors import FormatError, HeaderFormatError, InvalidInput, InvalidKey
-from kjournal.model import (
-    ACTION_HEADER,
-    Append,
-    Delete,
-    DeleteHeader,
-    Event,
-    Events,
-    ExpireAfter,
-    HeaderMetadata,
-    Key,
-    Mark,
-    MarkHeader,
-    PayloadMetadata,
-    PayloadType,
-    Purge,
-    PurgeHeader,
-    RecordMetadata,
-    SeqNr,
-    TextPayload,
-)
-from kjournal.wire import (
-    ConsumedRecord,
-    append_action,
-    decode_action_record,
-    decode_events,
-    encode_action,
-    timestamp_from_ms,
-    timestamp_to_ms,
-)
+from kjournal.errors import FormatError
+from kjournal.errors import HeaderFormatError
+from kjournal.errors import InvalidInput
+from kjournal.errors import InvalidKey
+from kjournal.model import ACTION_HEADER
+from kjournal.model import Append
+from kjournal.model import Delete
+from kjournal.model import DeleteHeader
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.model import MarkHeader
+from kjournal.model import PayloadMetadata
+from kjournal.model import PayloadType
+from kjournal.model import Purge
+from kjournal.model import PurgeHeader
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
+from kjournal.wire import ConsumedRecord
+from kjournal.wire import append_action
+from kjournal.wire import decode_action_record
+from kjournal.wire import decode_events
+from kjournal.wire import encode_action
+from kjournal.wire import timestamp_from_ms
+from kjournal.wire import timestamp_to_ms
 
 KEY = Key(topic="journal", id="player-1")
 NOW = datetime(2024, 5, 6, 7, 8, 9, 123_000, tzinfo=UTC)

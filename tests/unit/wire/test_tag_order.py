@@ -9,8 +9,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from kjournal.model import Event, Events, SeqNr, TextPayload
-from kjournal.wire import decode_binary_container, encode_binary_container, encode_json_container
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
+from kjournal.wire import decode_binary_container
+from kjournal.wire import encode_binary_container
+from kjournal.wire import encode_json_container
 from kjournal.wire.tag_order import scala_tag_order
 
 from tests.unit.wire import catalog

@@ -11,14 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import ValidationError
+from pydantic import field_validator
+from pydantic import model_validator
 
 from kjournal_dev import build_cache
 from kjournal_dev.errors import DevError
@@ -41,7 +39,8 @@ def find_repo_root(start: Path | None = None) -> Path:
 
 
 def _installed_pyspark_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version
 
     try:
         return version("pyspark")

@@ -17,22 +17,20 @@ prefix, as the library's other modules do, e.g. `BANKACCOUNTS_KJOURNAL_TOPIC`):
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
-from eventsourcing.persistence import (
-    AggregateRecorder,
-    ApplicationRecorder,
-    InfrastructureFactory,
-    InfrastructureFactoryError,
-    ProcessRecorder,
-    TrackingRecorder,
-)
-from eventsourcing.utils import Environment, EnvType
+from eventsourcing.persistence import AggregateRecorder
+from eventsourcing.persistence import ApplicationRecorder
+from eventsourcing.persistence import InfrastructureFactory
+from eventsourcing.persistence import InfrastructureFactoryError
+from eventsourcing.persistence import ProcessRecorder
+from eventsourcing.persistence import TrackingRecorder
+from eventsourcing.utils import Environment
+from eventsourcing.utils import EnvType
 
-from kjournal_eventsourcing.application import (
-    KJournalApplicationRecorder,
-    KJournalSubscription,
-)
+from kjournal_eventsourcing.application import KJournalApplicationRecorder
+from kjournal_eventsourcing.application import KJournalSubscription
 from kjournal_eventsourcing.recorders import KJournalAggregateRecorder
 
 __all__ = [

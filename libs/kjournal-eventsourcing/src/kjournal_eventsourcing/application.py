@@ -11,29 +11,31 @@ refused append is in the log but never in the feed), and a notification id never
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator
+from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import closing
 from typing import Any
 
-from eventsourcing.persistence import (
-    ApplicationRecorder,
-    InfrastructureFactoryError,
-    Notification,
-    OperationalError,
-    StoredEvent,
-    Subscription,
-)
+from eventsourcing.persistence import ApplicationRecorder
+from eventsourcing.persistence import InfrastructureFactoryError
+from eventsourcing.persistence import Notification
+from eventsourcing.persistence import OperationalError
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import Subscription
 from kjournal.api.feed_items import FeedItem
-from kjournal.errors import InvalidCursor, KJournalError, PositionGone, UnknownTopic
-from kjournal.feed.cursor import Cursor, Position
+from kjournal.errors import InvalidCursor
+from kjournal.errors import KJournalError
+from kjournal.errors import PositionGone
+from kjournal.errors import UnknownTopic
+from kjournal.feed.cursor import Cursor
+from kjournal.feed.cursor import Position
 
 from kjournal_eventsourcing.codec import to_notification
-from kjournal_eventsourcing.notification_ids import (
-    APPLICATION_PARTITION,
-    cursor_from,
-    notification_id,
-    position_of,
-)
+from kjournal_eventsourcing.notification_ids import APPLICATION_PARTITION
+from kjournal_eventsourcing.notification_ids import cursor_from
+from kjournal_eventsourcing.notification_ids import notification_id
+from kjournal_eventsourcing.notification_ids import position_of
 from kjournal_eventsourcing.recorders import KJournalAggregateRecorder
 
 __all__ = ["KJournalApplicationRecorder", "KJournalSubscription"]

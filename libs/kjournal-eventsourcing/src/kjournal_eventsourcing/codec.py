@@ -14,8 +14,13 @@ import base64
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import DataError, Notification, StoredEvent
-from kjournal.model import Event, EventRecord, JsonPayload, SeqNr
+from eventsourcing.persistence import DataError
+from eventsourcing.persistence import Notification
+from eventsourcing.persistence import StoredEvent
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import JsonPayload
+from kjournal.model import SeqNr
 
 __all__ = [
     "from_record",

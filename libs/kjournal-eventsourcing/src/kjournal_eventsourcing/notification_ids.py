@@ -8,7 +8,8 @@ take none. Offsets up to about 9.2 × 10¹² fit a signed 64-bit integer.
 from __future__ import annotations
 
 from eventsourcing.persistence import DataError
-from kjournal.feed.cursor import Cursor, Position
+from kjournal.feed.cursor import Cursor
+from kjournal.feed.cursor import Position
 
 __all__ = [
     "APPLICATION_PARTITION",

@@ -11,29 +11,31 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from itertools import groupby, pairwise
+from itertools import groupby
+from itertools import pairwise
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import (
-    AggregateRecorder,
-    IntegrityError,
-    OperationalError,
-    ProgrammingError,
-    StoredEvent,
-)
-from kjournal.client import Client, RetryPolicy
-from kjournal.errors import (
-    AppendRefused,
-    DeadlineExceeded,
-    InvalidInput,
-    KJournalError,
-    Unavailable,
-)
-from kjournal.model import SEQ_NR_MAX, Events, Key
+from eventsourcing.persistence import AggregateRecorder
+from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import OperationalError
+from eventsourcing.persistence import ProgrammingError
+from eventsourcing.persistence import StoredEvent
+from kjournal.client import Client
+from kjournal.client import RetryPolicy
+from kjournal.errors import AppendRefused
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import InvalidInput
+from kjournal.errors import KJournalError
+from kjournal.errors import Unavailable
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import Events
+from kjournal.model import Key
 from kjournal.model.results import AppendResult
 
-from kjournal_eventsourcing.codec import from_record, seq_nr, to_event
+from kjournal_eventsourcing.codec import from_record
+from kjournal_eventsourcing.codec import seq_nr
+from kjournal_eventsourcing.codec import to_event
 
 __all__ = ["KJournalAggregateRecorder"]
 

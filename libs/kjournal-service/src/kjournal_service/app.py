@@ -4,36 +4,44 @@ worker process; a service adds only its lifespan, routers, OpenAPI models and ho
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from contextlib import asynccontextmanager
 from importlib.metadata import version
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter
+from fastapi import Depends
+from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from kjournal.api.keys import KeyRules
-from kjournal.spans import recording, tracer
+from kjournal.spans import recording
+from kjournal.spans import tracer
 from kjournal.telemetry import configure_tracing
 from pydantic import BaseModel
 
-from kjournal_service.asgi import (
-    ASGIApp,
-    BodyLimit,
-    KeepAliveAfterErrors,
-    RawPathRouting,
-    RequestMetrics,
-)
+from kjournal_service.asgi import ASGIApp
+from kjournal_service.asgi import BodyLimit
+from kjournal_service.asgi import KeepAliveAfterErrors
+from kjournal_service.asgi import RawPathRouting
+from kjournal_service.asgi import RequestMetrics
 from kjournal_service.auth.install import Guard
 from kjournal_service.auth.settings import AuthSettings
 from kjournal_service.deps import known_query
-from kjournal_service.hot_routes import HotEndpoint, HotRoutes
+from kjournal_service.hot_routes import HotEndpoint
+from kjournal_service.hot_routes import HotRoutes
 from kjournal_service.http_protocol import LimitedHttpToolsProtocol
 from kjournal_service.logs import configure_logging
-from kjournal_service.openapi import OpenApiTouch, finish_openapi
+from kjournal_service.openapi import OpenApiTouch
+from kjournal_service.openapi import finish_openapi
 from kjournal_service.problems import ProblemHandlers
 from kjournal_service.server_spans import ServerSpans
-from kjournal_service.state import ServiceSettingsLike, ServiceState
+from kjournal_service.state import ServiceSettingsLike
+from kjournal_service.state import ServiceState
 
 __all__ = ["environment_app", "service_app"]
 

@@ -13,12 +13,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import MutableMapping
 from typing import Any
 
 from kjournal.api.problems import request_too_large_problem
 from kjournal.metrics import Metrics
-from kjournal.metrics.catalogue import HTTP_REQUEST_SECONDS, HTTP_REQUESTS, HTTP_REQUESTS_IN_FLIGHT
+from kjournal.metrics.catalogue import HTTP_REQUEST_SECONDS
+from kjournal.metrics.catalogue import HTTP_REQUESTS
+from kjournal.metrics.catalogue import HTTP_REQUESTS_IN_FLIGHT
 
 from kjournal_service.problems import problem_response
 

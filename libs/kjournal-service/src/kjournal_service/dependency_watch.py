@@ -12,14 +12,17 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from kjournal.aio import AsyncResource, cancel_and_wait
+from kjournal.aio import AsyncResource
+from kjournal.aio import cancel_and_wait
 from kjournal.metrics import Metrics
 from kjournal.metrics.catalogue import DEPENDENCY_UP
 from kjournal.spans import untraced
 
-from kjournal_service.readiness import Check, check_readiness
+from kjournal_service.readiness import Check
+from kjournal_service.readiness import check_readiness
 
 __all__ = ["DependencyWatch"]
 

@@ -6,9 +6,12 @@ thread pool, a thread hop per dependency per request): what every service's stat
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, get_args, get_origin
+from typing import Annotated
+from typing import get_args
+from typing import get_origin
 
-from fastapi import Depends, Request
+from fastapi import Depends
+from fastapi import Request
 from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
@@ -16,7 +19,8 @@ from kjournal.kafka.topics import TopicPartitions
 from kjournal.model import Key
 
 from kjournal_service.metrics_prometheus import PrometheusMetrics
-from kjournal_service.params import IdPath, TopicPath
+from kjournal_service.params import IdPath
+from kjournal_service.params import TopicPath
 from kjournal_service.settings import HttpSettings
 from kjournal_service.state import ServiceState
 

@@ -5,17 +5,26 @@ No `from __future__ import annotations` here: FastAPI resolves string annotation
 module's globals, and `ProbesDep` is local to `health_router`.
 """
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Annotated, Any
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Annotated
+from typing import Any
 
-from fastapi import APIRouter, Depends
-from fastapi.responses import JSONResponse, Response
-from kjournal.api.schemas import ReadinessOut, StatusOut
+from fastapi import APIRouter
+from fastapi import Depends
+from fastapi.responses import JSONResponse
+from fastapi.responses import Response
+from kjournal.api.schemas import ReadinessOut
+from kjournal.api.schemas import StatusOut
 from kjournal.errors import UnknownTopic
 from kjournal.kafka.topics import TopicPartitions
 
-from kjournal_service.deps import HttpDep, MetricsDep, TopicsDep
-from kjournal_service.readiness import Check, check_readiness
+from kjournal_service.deps import HttpDep
+from kjournal_service.deps import MetricsDep
+from kjournal_service.deps import TopicsDep
+from kjournal_service.readiness import Check
+from kjournal_service.readiness import check_readiness
 
 __all__ = ["Probes", "health_router", "kafka_check"]
 

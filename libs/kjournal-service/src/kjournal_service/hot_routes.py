@@ -15,7 +15,9 @@ and validates the rest itself, with the same types.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi.routing import APIRoute
@@ -23,7 +25,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match
 
-from kjournal_service.asgi import ASGIApp, Receive, Scope, Send
+from kjournal_service.asgi import ASGIApp
+from kjournal_service.asgi import Receive
+from kjournal_service.asgi import Scope
+from kjournal_service.asgi import Send
 from kjournal_service.deps import check_query
 from kjournal_service.problems import ProblemHandlers
 

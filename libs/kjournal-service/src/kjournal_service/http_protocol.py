@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from kjournal.api.problems import (
-    HEADERS_TOO_LARGE,
-    REQUEST_TIMEOUT,
-    URI_TOO_LONG,
-    ProblemSpec,
-    spec_problem,
-)
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from kjournal.api.problems import HEADERS_TOO_LARGE
+from kjournal.api.problems import REQUEST_TIMEOUT
+from kjournal.api.problems import URI_TOO_LONG
+from kjournal.api.problems import ProblemSpec
+from kjournal.api.problems import spec_problem
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from kjournal_service.problems import problem_response
 

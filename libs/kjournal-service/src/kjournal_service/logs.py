@@ -12,8 +12,10 @@ import json
 import logging
 import sys
 from collections.abc import Iterable
-from datetime import UTC, datetime
-from typing import Literal, TextIO
+from datetime import UTC
+from datetime import datetime
+from typing import Literal
+from typing import TextIO
 
 from opentelemetry.trace import get_current_span
 

@@ -16,15 +16,14 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from kjournal.metrics.catalogue import Kind, declared
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    generate_latest,
-)
+from kjournal.metrics.catalogue import Kind
+from kjournal.metrics.catalogue import declared
+from prometheus_client import CONTENT_TYPE_LATEST
+from prometheus_client import CollectorRegistry
+from prometheus_client import Counter
+from prometheus_client import Gauge
+from prometheus_client import Histogram
+from prometheus_client import generate_latest
 from prometheus_client.metrics import MetricWrapperBase
 
 __all__ = ["DEFAULT_BUCKETS", "PrometheusMetrics"]

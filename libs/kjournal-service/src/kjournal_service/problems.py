@@ -14,17 +14,16 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
-from kjournal.api.problems import (
-    INTERNAL_ERROR,
-    PROBLEM_CONTENT_TYPE,
-    PROBLEM_TYPE_PREFIX,
-    problem_for_error,
-    problem_for_status,
-    spec_for_slug,
-    validation_problem,
-)
+from kjournal.api.problems import INTERNAL_ERROR
+from kjournal.api.problems import PROBLEM_CONTENT_TYPE
+from kjournal.api.problems import PROBLEM_TYPE_PREFIX
+from kjournal.api.problems import problem_for_error
+from kjournal.api.problems import problem_for_status
+from kjournal.api.problems import spec_for_slug
+from kjournal.api.problems import validation_problem
 from kjournal.api.schemas import Problem
 from kjournal.errors import KJournalError
 from starlette.exceptions import HTTPException

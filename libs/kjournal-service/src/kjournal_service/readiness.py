@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 
-from kjournal.api.schemas import ReadinessCheck, ReadinessOut
+from kjournal.api.schemas import ReadinessCheck
+from kjournal.api.schemas import ReadinessOut
 
 __all__ = ["Check", "check_readiness"]
 

@@ -16,10 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from opentelemetry import context as context_api
-from opentelemetry import propagate, trace
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry import propagate
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import StatusCode
 
-from kjournal_service.asgi import ASGIApp, Message, Receive, Scope, Send
+from kjournal_service.asgi import ASGIApp
+from kjournal_service.asgi import Message
+from kjournal_service.asgi import Receive
+from kjournal_service.asgi import Scope
+from kjournal_service.asgi import Send
 
 __all__ = ["UNTRACED_PATHS", "ServerSpans"]
 

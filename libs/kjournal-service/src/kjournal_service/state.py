@@ -9,8 +9,12 @@ and `<State>.of(app)` is the one way back to it, typed as that class: nothing re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Generic
+from typing import Protocol
+from typing import TypeVar
 
 from kjournal.api.keys import KeyRules
 from kjournal.kafka.topics import TopicPartitions

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import re
 from itertools import accumulate
-from typing import Any, NoReturn
+from typing import Any
+from typing import NoReturn
 
 from fastapi.exceptions import RequestValidationError
 from kjournal.errors import NestedTooDeeply

@@ -16,66 +16,67 @@ never loads a database driver. Subpackages (`kjournal.model`, `kjournal.client`,
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from kjournal.errors import (
-    CassandraUnavailable,
-    DataIntegrityError,
-    DeadlineExceeded,
-    EmptyAppend,
-    FormatError,
-    HeaderFormatError,
-    InvalidDuration,
-    InvalidInput,
-    InvalidKey,
-    InvalidPayload,
-    InvalidSeqNr,
-    JournalNotFound,
-    JournalQuarantined,
-    KafkaUnavailable,
-    KJournalError,
-    MicroBatchError,
-    NestedTooDeeply,
-    NotConfigured,
-    OutcomeUnknown,
-    PartitionCountChanged,
-    PayloadFormatError,
-    ReadsNotConfigured,
-    RecordTooLarge,
-    SchemaError,
-    SeqNrOrderError,
-    SliceTimeout,
-    SparkJarsNotFound,
-    TooManyEvents,
-    TopicRepartitioned,
-    Unavailable,
-    UnknownTopic,
-    WritesNotConfigured,
-)
-from kjournal.model import (
-    AppendResult,
-    BinaryPayload,
-    Event,
-    EventRecord,
-    Events,
-    ExpireAfter,
-    HeaderMetadata,
-    JournalStatus,
-    JsonPayload,
-    Key,
-    PartitionOffset,
-    Payload,
-    PayloadMetadata,
-    PayloadType,
-    RecordMetadata,
-    SeqNr,
-    SeqRange,
-    TextPayload,
-)
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import DataIntegrityError
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import EmptyAppend
+from kjournal.errors import FormatError
+from kjournal.errors import HeaderFormatError
+from kjournal.errors import InvalidDuration
+from kjournal.errors import InvalidInput
+from kjournal.errors import InvalidKey
+from kjournal.errors import InvalidPayload
+from kjournal.errors import InvalidSeqNr
+from kjournal.errors import JournalNotFound
+from kjournal.errors import JournalQuarantined
+from kjournal.errors import KafkaUnavailable
+from kjournal.errors import KJournalError
+from kjournal.errors import MicroBatchError
+from kjournal.errors import NestedTooDeeply
+from kjournal.errors import NotConfigured
+from kjournal.errors import OutcomeUnknown
+from kjournal.errors import PartitionCountChanged
+from kjournal.errors import PayloadFormatError
+from kjournal.errors import ReadsNotConfigured
+from kjournal.errors import RecordTooLarge
+from kjournal.errors import SchemaError
+from kjournal.errors import SeqNrOrderError
+from kjournal.errors import SliceTimeout
+from kjournal.errors import SparkJarsNotFound
+from kjournal.errors import TooManyEvents
+from kjournal.errors import TopicRepartitioned
+from kjournal.errors import Unavailable
+from kjournal.errors import UnknownTopic
+from kjournal.errors import WritesNotConfigured
+from kjournal.model import AppendResult
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Events
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JournalStatus
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import Payload
+from kjournal.model import PayloadMetadata
+from kjournal.model import PayloadType
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.model import TextPayload
 
 if TYPE_CHECKING:
-    from kjournal.client import AsyncClient, Client, MarkResult, RetryPolicy
-    from kjournal.journal import Journal, Journals
+    from kjournal.client import AsyncClient
+    from kjournal.client import Client
+    from kjournal.client import MarkResult
+    from kjournal.client import RetryPolicy
+    from kjournal.journal import Journal
+    from kjournal.journal import Journals
     from kjournal.kafka.settings import KafkaSettings
 
 _LAZY = {

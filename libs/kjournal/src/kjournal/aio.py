@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Self, TypeVar
+from typing import Self
+from typing import TypeVar
 
 __all__ = ["AsyncResource", "cancel_and_wait", "uninterrupted"]
 

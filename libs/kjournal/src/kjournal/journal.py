@@ -18,27 +18,32 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 
 from kjournal.aio import AsyncResource
-from kjournal.errors import ReadsNotConfigured, WritesNotConfigured
+from kjournal.errors import ReadsNotConfigured
+from kjournal.errors import WritesNotConfigured
 from kjournal.feed.reading import TopicFeed
 from kjournal.feed.states import DEFAULT_CAPACITY
 from kjournal.kafka.producer import ActionProducer
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.topics import TopicPartitions
-from kjournal.metrics import Metrics, NoopMetrics
-from kjournal.model import (
-    AppendOutcome,
-    Key,
-    PartitionOffset,
-    SeqNr,
-    seq_nr,
-)
+from kjournal.metrics import Metrics
+from kjournal.metrics import NoopMetrics
+from kjournal.model import AppendOutcome
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
+from kjournal.model import seq_nr
 from kjournal.model.replication import TopicReplication
-from kjournal.ports import AppendOutcomes, EventualReader
+from kjournal.ports import AppendOutcomes
+from kjournal.ports import EventualReader
 from kjournal.read.follower import Follower
 from kjournal.read.settings import FoldSettings
 from kjournal.read.view import JournalReader
-from kjournal.reads import ReadableJournal, ReadSide
-from kjournal.writes import HOST_NAME, WritableJournal, WriteSide
+from kjournal.reads import ReadableJournal
+from kjournal.reads import ReadSide
+from kjournal.writes import HOST_NAME
+from kjournal.writes import WritableJournal
+from kjournal.writes import WriteSide
 
 __all__ = ["HOST_NAME", "Journal", "Journals"]
 

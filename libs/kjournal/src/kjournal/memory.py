@@ -11,23 +11,28 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
-from collections.abc import AsyncGenerator, Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime
 
-from kjournal.fold.plan import (
-    DeleteHead,
-    DeleteRow,
-    DeleteRows,
-    InsertHead,
-    InsertRows,
-    Step,
-    UpdateHead,
-    Write,
-)
-from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.fold.plan import DeleteHead
+from kjournal.fold.plan import DeleteRow
+from kjournal.fold.plan import DeleteRows
+from kjournal.fold.plan import InsertHead
+from kjournal.fold.plan import InsertRows
+from kjournal.fold.plan import Step
+from kjournal.fold.plan import UpdateHead
+from kjournal.fold.plan import Write
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.model.conflict import Conflict
-from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
+from kjournal.model.head import DEFAULT_SEGMENT_SIZE
+from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 
 __all__ = [

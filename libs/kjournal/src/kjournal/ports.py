@@ -6,11 +6,19 @@ implement them. The write side is synchronous (it runs inside Spark tasks); the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
+from typing import Protocol
 
-from kjournal.model import AppendOutcome, EventRecord, Key, SeqNr
+from kjournal.model import AppendOutcome
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord

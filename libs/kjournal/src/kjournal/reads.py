@@ -21,19 +21,28 @@ from kjournal.aio import AsyncResource
 from kjournal.feed.reading import TopicFeed
 from kjournal.feed.states import DEFAULT_CAPACITY
 from kjournal.kafka.consumer_pool import ConsumerPool
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.tail_scanner import KafkaTailScanner
 from kjournal.kafka.topic_stream import KafkaTopicStream
 from kjournal.kafka.topics import TopicPartitions
-from kjournal.metrics import Metrics, NoopMetrics
-from kjournal.model import SEQ_NR_MAX, AppendOutcome, EventRecord, JournalStatus, Key, SeqNr, seq_nr
+from kjournal.metrics import Metrics
+from kjournal.metrics import NoopMetrics
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import AppendOutcome
+from kjournal.model import EventRecord
+from kjournal.model import JournalStatus
+from kjournal.model import Key
+from kjournal.model import SeqNr
+from kjournal.model import seq_nr
 from kjournal.model.head import JournalHead
 from kjournal.model.replication import TopicReplication
 from kjournal.ports import EventualReader
 from kjournal.read.follower import Follower
 from kjournal.read.outcome import LocalOutcomes
 from kjournal.read.settings import FoldSettings
-from kjournal.read.view import JournalReader, JournalView
+from kjournal.read.view import JournalReader
+from kjournal.read.view import JournalView
 from kjournal.replication_status import replication_status
 
 __all__ = ["ReadSide", "ReadableJournal"]

@@ -13,7 +13,8 @@ from typing import Protocol
 
 from kjournal.metrics import Metrics
 from kjournal.metrics.catalogue import REPLICATION_LAG
-from kjournal.model.replication import PartitionReplication, TopicReplication
+from kjournal.model.replication import PartitionReplication
+from kjournal.model.replication import TopicReplication
 
 __all__ = [
     "REPLICATION_LAG_METRIC",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator
+from pydantic import BeforeValidator
 
 __all__ = ["CommaSeparated", "non_empty"]
 

@@ -15,51 +15,52 @@ from __future__ import annotations
 import asyncio
 import socket
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
+from datetime import UTC
+from datetime import datetime
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version
 
 from opentelemetry.util.types import AttributeValue
 
 from kjournal.aio import AsyncResource
-from kjournal.errors import (
-    AppendConflict,
-    ConditionFailed,
-    InvalidSeqNr,
-    SeqNrGap,
-    WritesNotConfigured,
-)
+from kjournal.errors import AppendConflict
+from kjournal.errors import ConditionFailed
+from kjournal.errors import InvalidSeqNr
+from kjournal.errors import SeqNrGap
+from kjournal.errors import WritesNotConfigured
 from kjournal.fold.append_rule import MAX_GAP
 from kjournal.kafka.producer import ActionProducer
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.topics import TopicPartitions
-from kjournal.metrics import Metrics, NoopMetrics
-from kjournal.model import (
-    SEQ_NR_MAX,
-    Action,
-    AppendOutcome,
-    AppendResult,
-    Delete,
-    DeleteHeader,
-    Event,
-    Events,
-    Key,
-    Mark,
-    MarkHeader,
-    Outcome,
-    PartitionOffset,
-    Purge,
-    PurgeHeader,
-    RecordMetadata,
-    SeqNr,
-    SeqRange,
-    seq_nr,
-)
+from kjournal.metrics import Metrics
+from kjournal.metrics import NoopMetrics
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import Action
+from kjournal.model import AppendOutcome
+from kjournal.model import AppendResult
+from kjournal.model import Delete
+from kjournal.model import DeleteHeader
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.model import MarkHeader
+from kjournal.model import Outcome
+from kjournal.model import PartitionOffset
+from kjournal.model import Purge
+from kjournal.model import PurgeHeader
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.model import seq_nr
 from kjournal.ports import AppendOutcomes
 from kjournal.spans import conventions as sem
 from kjournal.spans import recording
-from kjournal.wire.record import append_action, encode_action
+from kjournal.wire.record import append_action
+from kjournal.wire.record import encode_action
 
 __all__ = ["ENCODE_IN_THREAD_EVENTS", "HOST_NAME", "WritableJournal", "WriteSide"]
 

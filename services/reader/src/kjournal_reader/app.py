@@ -10,17 +10,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from kjournal.api.schemas import EventOut, FeedEntryOut, JournalIdOut
-from kjournal.cassandra.connection import CassandraConnection, LazyEventualReader
+from kjournal.api.schemas import EventOut
+from kjournal.api.schemas import FeedEntryOut
+from kjournal.api.schemas import JournalIdOut
+from kjournal.cassandra.connection import CassandraConnection
+from kjournal.cassandra.connection import LazyEventualReader
 from kjournal.reads import ReadSide
-from kjournal_service.app import environment_app, service_app
+from kjournal_service.app import environment_app
+from kjournal_service.app import service_app
 from kjournal_service.dependency_watch import DependencyWatch
 from kjournal_service.health import kafka_check
 
-from kjournal_reader.routes import health, journals, outcomes, topics
+from kjournal_reader.routes import health
+from kjournal_reader.routes import journals
+from kjournal_reader.routes import outcomes
+from kjournal_reader.routes import topics
 from kjournal_reader.settings import Settings
 from kjournal_reader.state import ReaderState
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends
+from fastapi import Request
 from kjournal.cassandra.connection import CassandraConnection
 from kjournal.ports import EventualReader
 from kjournal.read.outcome import LocalOutcomes
-from kjournal.reads import ReadableJournal, ReadSide
-from kjournal_service.params import IdPath, TopicPath
+from kjournal.reads import ReadableJournal
+from kjournal.reads import ReadSide
+from kjournal_service.params import IdPath
+from kjournal_service.params import TopicPath
 
 from kjournal_reader.state import ReaderState
 from kjournal_reader.stream_slots import StreamSlot

@@ -3,17 +3,18 @@ parameters those of kjournal_service.params."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
+from typing import Literal
 
-from fastapi import Header, Path, Query
-from kjournal.api.schemas import (
-    EventOut,
-    FeedEntryOut,
-    JournalIdOut,
-    JournalStatusOut,
-    PointerOut,
-    ReplicationOut,
-)
+from fastapi import Header
+from fastapi import Path
+from fastapi import Query
+from kjournal.api.schemas import EventOut
+from kjournal.api.schemas import FeedEntryOut
+from kjournal.api.schemas import JournalIdOut
+from kjournal.api.schemas import JournalStatusOut
+from kjournal.api.schemas import PointerOut
+from kjournal.api.schemas import ReplicationOut
 from kjournal.model import SEQ_NR_MAX
 
 __all__ = [

@@ -12,10 +12,12 @@ docs/configuration.md lists every variable.
 from __future__ import annotations
 
 from kjournal.cassandra.settings import CassandraSettings
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
 from kjournal.read.settings import FoldSettings
 from kjournal_service.auth import AuthSettings
-from kjournal_service.settings import HttpSettings, ServiceSettings
+from kjournal_service.settings import HttpSettings
+from kjournal_service.settings import ServiceSettings
 from pydantic import Field
 
 

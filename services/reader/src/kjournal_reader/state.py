@@ -4,11 +4,13 @@ its lifespan opens (the Cassandra connection, the eventual store's reader, the r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 from kjournal.cassandra.connection import CassandraConnection
 from kjournal.ports import EventualReader
-from kjournal.reads import ReadableJournal, ReadSide
+from kjournal.reads import ReadableJournal
+from kjournal.reads import ReadSide
 from kjournal_service.state import ServiceState
 
 from kjournal_reader.settings import Settings

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from kjournal.errors import Busy
 from kjournal.metrics import Metrics
-from kjournal.metrics.catalogue import READER_STREAMS_IN_PROGRESS, READER_STREAMS_REFUSED
+from kjournal.metrics.catalogue import READER_STREAMS_IN_PROGRESS
+from kjournal.metrics.catalogue import READER_STREAMS_REFUSED
 
 __all__ = ["StreamSlot", "StreamSlots"]
 

@@ -3,15 +3,22 @@ server-sent events (`text/event-stream`), each sent as soon as it is ready."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from typing import Any
+from typing import TypeVar
 
-from fastapi import Request, Response
+from fastapi import Request
+from fastapi import Response
 from fastapi.responses import StreamingResponse
 from kjournal.api.schemas import NDJSON_CONTENT_TYPE
 from kjournal.spans import recording
-from kjournal_service.ndjson import FirstChunk, Prefetched, ndjson_chunks, ndjson_line
-from kjournal_service.problems import problem_responses, stream_problem
+from kjournal_service.ndjson import FirstChunk
+from kjournal_service.ndjson import Prefetched
+from kjournal_service.ndjson import ndjson_chunks
+from kjournal_service.ndjson import ndjson_line
+from kjournal_service.problems import problem_responses
+from kjournal_service.problems import stream_problem
 from kjournal_service.settings import HttpSettings
 from opentelemetry.trace import get_current_span
 

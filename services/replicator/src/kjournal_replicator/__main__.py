@@ -11,7 +11,8 @@ from kjournal_service.logs import configure_logging
 from kjournal_service.settings import invalid_settings
 from pydantic import ValidationError
 
-from kjournal_replicator.job import EXIT_START_FAILED, Replicator
+from kjournal_replicator.job import EXIT_START_FAILED
+from kjournal_replicator.job import Replicator
 from kjournal_replicator.settings import ReplicatorSettings
 from kjournal_replicator.slice_span import SERVICE
 

@@ -21,25 +21,36 @@ from __future__ import annotations
 import itertools
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import UTC
+from datetime import datetime
+from datetime import tzinfo
 from typing import Any
 
 from kjournal.cassandra.settings import CassandraSettings
-from kjournal.errors import CassandraUnavailable, DeadlineExceeded, MicroBatchError, SliceTimeout
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import MicroBatchError
+from kjournal.errors import SliceTimeout
 from kjournal.metrics import RecordingMetrics
 from kjournal.ports import ReplicatedStore
-from kjournal.replicate import ReplicationResult, replicate_partition
+from kjournal.replicate import ReplicationResult
+from kjournal.replicate import replicate_partition
 from kjournal.spans import conventions as sem
 from kjournal.wire.record import ConsumedRecord
 
 from kjournal_replicator import zip_imports
 from kjournal_replicator.metrics import MetricsSnapshot
 from kjournal_replicator.settings import ApplySettings
-from kjournal_replicator.slice_span import slice_span, worker_tracing
+from kjournal_replicator.slice_span import slice_span
+from kjournal_replicator.slice_span import worker_tracing
 from kjournal_replicator.worker_store import WORKER_STORE
 
 __all__ = [

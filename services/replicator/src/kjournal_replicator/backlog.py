@@ -13,7 +13,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kjournal.model.replication import TopicReplication, replication_lag
+from kjournal.model.replication import TopicReplication
+from kjournal.model.replication import replication_lag
 
 __all__ = ["Backlog", "BacklogNews"]
 

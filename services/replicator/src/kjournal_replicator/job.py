@@ -33,14 +33,20 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from kjournal_replicator.apply import ApplyTask
-from kjournal_replicator.http import Health, HttpEndpoint
+from kjournal_replicator.http import Health
+from kjournal_replicator.http import HttpEndpoint
 from kjournal_replicator.kafka_source import matching_partitions
 from kjournal_replicator.lag import LagMonitor
 from kjournal_replicator.metrics import driver_metrics
-from kjournal_replicator.micro_batch import MicroBatchHandler, MicroBatchStatus
-from kjournal_replicator.offsets import Pointer2, checkpoint_has_offsets, starting_offsets
+from kjournal_replicator.micro_batch import MicroBatchHandler
+from kjournal_replicator.micro_batch import MicroBatchStatus
+from kjournal_replicator.offsets import Pointer2
+from kjournal_replicator.offsets import checkpoint_has_offsets
+from kjournal_replicator.offsets import starting_offsets
 from kjournal_replicator.settings import ReplicatorSettings
-from kjournal_replicator.spark import build_spark, read_ranges, start_query
+from kjournal_replicator.spark import build_spark
+from kjournal_replicator.spark import read_ranges
+from kjournal_replicator.spark import start_query
 from kjournal_replicator.topic_watch import TopicWatch
 
 __all__ = ["Replicator"]

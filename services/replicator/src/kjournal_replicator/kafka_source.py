@@ -8,17 +8,21 @@ interval, so the connection cost does not matter.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable
+from collections.abc import Callable
+from typing import Any
+from typing import TypeVar
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
 from kjournal.aio import uninterrupted
 from kjournal.kafka.errors import kafka_errors
-from kjournal.kafka.offsets import PartitionOffsets, partition_offsets
+from kjournal.kafka.offsets import PartitionOffsets
+from kjournal.kafka.offsets import partition_offsets
 from kjournal.kafka.settings import KafkaSettings
 
-from kjournal_replicator.settings import SparkSettings, TopicSettings
+from kjournal_replicator.settings import SparkSettings
+from kjournal_replicator.settings import TopicSettings
 
 __all__ = [
     "FETCH_MAX_WAIT_MS",

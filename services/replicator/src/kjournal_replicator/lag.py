@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics import Metrics
 from kjournal.metrics.catalogue import REPLICATOR_END_OFFSET
-from kjournal.model.replication import PartitionReplication, TopicReplication
+from kjournal.model.replication import PartitionReplication
+from kjournal.model.replication import TopicReplication
 from kjournal.replication_status import record_lag
 from kjournal.spans import untraced
 
 from kjournal_replicator.backlog import Backlog
-from kjournal_replicator.kafka_source import kafka_offsets, matching_partitions
+from kjournal_replicator.kafka_source import kafka_offsets
+from kjournal_replicator.kafka_source import matching_partitions
 from kjournal_replicator.offsets import Pointer2
 from kjournal_replicator.settings import TopicSettings
 from kjournal_replicator.topic_watch import TopicWatch

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kjournal.metrics import LabelKey, Metrics, RecordingMetrics
+from kjournal.metrics import LabelKey
+from kjournal.metrics import Metrics
+from kjournal.metrics import RecordingMetrics
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 
 __all__ = [

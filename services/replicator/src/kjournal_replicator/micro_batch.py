@@ -27,23 +27,30 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 
 from kjournal.errors import MicroBatchError
 from kjournal.metrics import Metrics
-from kjournal.metrics.catalogue import (
-    REPLICATOR_LATENCY,
-    REPLICATOR_MICRO_BATCH_SECONDS,
-    REPLICATOR_MICRO_BATCHES,
-)
+from kjournal.metrics.catalogue import REPLICATOR_LATENCY
+from kjournal.metrics.catalogue import REPLICATOR_MICRO_BATCH_SECONDS
+from kjournal.metrics.catalogue import REPLICATOR_MICRO_BATCHES
 from kjournal.spans import conventions as sem
 from kjournal.spans import span
 from pyspark.sql import DataFrame
 
-from kjournal_replicator.apply import COLUMNS, ApplyTask, SliceReport
-from kjournal_replicator.offsets import Pointer2, describe_gap, find_gaps
-from kjournal_replicator.ranges import OffsetRange, micro_batch_ranges
+from kjournal_replicator.apply import COLUMNS
+from kjournal_replicator.apply import ApplyTask
+from kjournal_replicator.apply import SliceReport
+from kjournal_replicator.offsets import Pointer2
+from kjournal_replicator.offsets import describe_gap
+from kjournal_replicator.offsets import find_gaps
+from kjournal_replicator.ranges import OffsetRange
+from kjournal_replicator.ranges import micro_batch_ranges
 from kjournal_replicator.slice_span import task_parent
 from kjournal_replicator.topic_watch import TopicWatch
 

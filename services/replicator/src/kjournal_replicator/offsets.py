@@ -21,7 +21,8 @@ holds are lost.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlparse
 

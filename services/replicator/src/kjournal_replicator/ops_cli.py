@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 from kjournal_replicator.check import __main__ as check_command
 from kjournal_replicator.expiry import __main__ as expiry_command

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kjournal_service.metrics_prometheus import PrometheusMetrics
-from prometheus_client import push_to_gateway, write_to_textfile
+from prometheus_client import push_to_gateway
+from prometheus_client import write_to_textfile
 
 __all__ = ["hand_on"]
 

@@ -3,12 +3,14 @@ scanner of their own, whose consumers have no group and assign, seek and commit 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 
 from kjournal.aio import AsyncResource
 from kjournal.kafka.consumer_pool import ConsumerPool
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.tail_scanner import KafkaTailScanner
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.wire.record import ConsumedRecord

@@ -14,10 +14,15 @@ from __future__ import annotations
 import re
 from typing import Self
 
-from kjournal.cassandra.settings import CassandraSettings, Consistency
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import Consistency
 from kjournal.kafka.settings import KafkaSettings
 from kjournal_service.settings import ServiceSettings
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import field_validator
+from pydantic import model_validator
 
 from kjournal_replicator import worker_gc
 

@@ -15,16 +15,22 @@ append's replication is kept whatever the micro-batch's own decision.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
+from contextlib import nullcontext
 
 from kjournal.spans import conventions as sem
-from kjournal.spans import recording, tracer
-from kjournal.spans.record_headers import TRACEPARENT, record_context
-from kjournal.telemetry import TracingSetup, configure_tracing
+from kjournal.spans import recording
+from kjournal.spans import tracer
+from kjournal.spans.record_headers import TRACEPARENT
+from kjournal.spans.record_headers import record_context
+from kjournal.telemetry import TracingSetup
+from kjournal.telemetry import configure_tracing
 from kjournal.wire.record import ConsumedRecord
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Link, Span, SpanKind
+from opentelemetry.trace import Link
+from opentelemetry.trace import Span
+from opentelemetry.trace import SpanKind
 
 __all__ = ["slice_span", "task_parent", "worker_tracing"]
 

@@ -10,11 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kjournal.errors import MicroBatchError
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
+from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from kjournal_replicator.jars import kafka_source_jars, spark_jars_dir
-from kjournal_replicator.kafka_source import kafka_offsets, source_options
+from kjournal_replicator.jars import kafka_source_jars
+from kjournal_replicator.jars import spark_jars_dir
+from kjournal_replicator.kafka_source import kafka_offsets
+from kjournal_replicator.kafka_source import source_options
 from kjournal_replicator.micro_batch import MicroBatchHandler
 from kjournal_replicator.ranges import OffsetRange
 from kjournal_replicator.settings import ReplicatorSettings

@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
-from kjournal.api.schemas import AppendRequest, MarkRequest
+from kjournal.api.schemas import AppendRequest
+from kjournal.api.schemas import MarkRequest
 from kjournal.errors import NotConfigured
 from kjournal.writes import WriteSide
-from kjournal_service.app import environment_app, service_app
+from kjournal_service.app import environment_app
+from kjournal_service.app import service_app
 from kjournal_service.dependency_watch import DependencyWatch
-from kjournal_service.health import health_router, kafka_check
+from kjournal_service.health import health_router
+from kjournal_service.health import kafka_check
 
 from kjournal_writer.outcomes import ReaderOutcomes
 from kjournal_writer.routes import journals
-from kjournal_writer.settings import Settings, WriterHttpSettings
+from kjournal_writer.settings import Settings
+from kjournal_writer.settings import WriterHttpSettings
 from kjournal_writer.state import WriterState
 
 log = logging.getLogger(__name__)

@@ -12,13 +12,18 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import HTTPException, Request
+from fastapi import HTTPException
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
-from kjournal.api.convert import AppendArgs, append_args
-from kjournal.api.schemas import AppendEnvelope, AppendRequest, EventIn
+from kjournal.api.convert import AppendArgs
+from kjournal.api.convert import append_args
+from kjournal.api.schemas import AppendEnvelope
+from kjournal.api.schemas import AppendRequest
+from kjournal.api.schemas import EventIn
 from kjournal.errors import TooManyEvents
 from kjournal_service.strict_json import loads_strict
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
+from pydantic import ValidationError
 
 __all__ = ["read_append"]
 

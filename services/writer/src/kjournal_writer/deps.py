@@ -4,14 +4,21 @@ URL names, metrics, the HTTP settings) are `kjournal_service.deps`."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar, overload
+from typing import Annotated
+from typing import Any
+from typing import TypeVar
+from typing import overload
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends
+from fastapi import HTTPException
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from kjournal.writes import WritableJournal
-from kjournal_service.params import IdPath, TopicPath
+from kjournal_service.params import IdPath
+from kjournal_service.params import TopicPath
 from kjournal_service.strict_json import loads_strict
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
+from pydantic import ValidationError
 
 from kjournal_writer.state import WriterState
 

@@ -20,21 +20,24 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import aiohttp
 import orjson
 from kjournal.aio import AsyncResource
-from kjournal.api import (
-    OutcomeLineOut,
-    Problem,
-    append_outcome_from_out,
-    error_for_problem,
-    quote_segment,
-)
-from kjournal.api.schemas import MAX_OUTCOME_QUESTIONS, NDJSON_CONTENT_TYPE
-from kjournal.errors import JournalQuarantined, KJournalError, OutcomeUnknown
-from kjournal.model import AppendOutcome, Key
+from kjournal.api import OutcomeLineOut
+from kjournal.api import Problem
+from kjournal.api import append_outcome_from_out
+from kjournal.api import error_for_problem
+from kjournal.api import quote_segment
+from kjournal.api.schemas import MAX_OUTCOME_QUESTIONS
+from kjournal.api.schemas import NDJSON_CONTENT_TYPE
+from kjournal.errors import JournalQuarantined
+from kjournal.errors import KJournalError
+from kjournal.errors import OutcomeUnknown
+from kjournal.model import AppendOutcome
+from kjournal.model import Key
 from kjournal.spans import recording
 from opentelemetry.propagate import inject
 from pydantic import ValidationError

@@ -6,15 +6,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Query
-from kjournal.api.schemas import (
-    AppendRequest,
-    AppendResponse,
-    MarkRequest,
-    MarkResponse,
-    PositionOut,
-)
+from kjournal.api.schemas import AppendRequest
+from kjournal.api.schemas import AppendResponse
+from kjournal.api.schemas import MarkRequest
+from kjournal.api.schemas import MarkResponse
+from kjournal.api.schemas import PositionOut
 from kjournal.model import SEQ_NR_MAX
-from kjournal_service.params import IdPath, TopicPath
+from kjournal_service.params import IdPath
+from kjournal_service.params import TopicPath
 
 __all__ = [
     "AppendRequest",

@@ -13,8 +13,11 @@ from __future__ import annotations
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.writes import HOST_NAME
 from kjournal_service.auth import AuthSettings
-from kjournal_service.settings import HttpSettings, ServiceSettings
-from pydantic import BaseModel, ConfigDict, Field
+from kjournal_service.settings import HttpSettings
+from kjournal_service.settings import ServiceSettings
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
 
 
 class WriterHttpSettings(HttpSettings):

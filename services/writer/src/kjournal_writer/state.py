@@ -3,9 +3,11 @@ lifespan opens; `WriterState.of(app)` is the one way to it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from kjournal.writes import WritableJournal, WriteSide
+from kjournal.writes import WritableJournal
+from kjournal.writes import WriteSide
 from kjournal_service.state import ServiceState
 
 from kjournal_writer.settings import Settings

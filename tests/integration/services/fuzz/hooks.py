@@ -33,14 +33,12 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import schemathesis
-from kjournal.api.schemas import (
-    EXACT_FLOAT_LIMIT,
-    EventOut,
-    FeedEntryOut,
-    JournalIdOut,
-    OutcomeLineOut,
-    Problem,
-)
+from kjournal.api.schemas import EXACT_FLOAT_LIMIT
+from kjournal.api.schemas import EventOut
+from kjournal.api.schemas import FeedEntryOut
+from kjournal.api.schemas import JournalIdOut
+from kjournal.api.schemas import OutcomeLineOut
+from kjournal.api.schemas import Problem
 from kjournal.model.seq_nr import SEQ_NR_MAX
 from pydantic import BaseModel
 

@@ -18,7 +18,10 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from kjournal_dev import build_cache
-from kjournal_dev.config import CASSANDRA_VERSION, KAFKA_VERSION, LOG4J_VERSION, DevConfig
+from kjournal_dev.config import CASSANDRA_VERSION
+from kjournal_dev.config import KAFKA_VERSION
+from kjournal_dev.config import LOG4J_VERSION
+from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 
 MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"

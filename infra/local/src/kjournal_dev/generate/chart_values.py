@@ -27,11 +27,13 @@ import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import annotated_types
 import yaml
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
+from pydantic import SecretStr
 
 from kjournal_dev.config import find_repo_root
 from kjournal_dev.generate.settings_docs import _settings_classes

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kjournal.metrics.catalogue import CATALOGUE, Metric
+from kjournal.metrics.catalogue import CATALOGUE
+from kjournal.metrics.catalogue import Metric
 
 from kjournal_dev.config import find_repo_root
 

@@ -13,15 +13,19 @@ import enum
 import types
 import typing
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
+from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from kjournal_dev.config import DevConfig, find_repo_root
+from kjournal_dev.config import DevConfig
+from kjournal_dev.config import find_repo_root
 
 __all__ = ["Variable", "render", "service_variables", "variables"]
 

@@ -9,9 +9,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from kjournal_dev.kind import packages, versions
+from kjournal_dev.kind import packages
+from kjournal_dev.kind import versions
 from kjournal_dev.kind.engine import Engine
-from kjournal_dev.kind.progress import Progress, elapsed
+from kjournal_dev.kind.progress import Progress
+from kjournal_dev.kind.progress import elapsed
 from kjournal_dev.kind.settings import KindSettings
 
 DEBOOTSTRAP = Path("/usr/sbin/debootstrap")

@@ -11,7 +11,9 @@ from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind.images import IMAGES
 from kjournal_dev.kind.progress import elapsed
-from kjournal_dev.kind.release import NAMESPACE, install_release, next_steps
+from kjournal_dev.kind.release import NAMESPACE
+from kjournal_dev.kind.release import install_release
+from kjournal_dev.kind.release import next_steps
 from kjournal_dev.kind.tool import KindTool
 
 

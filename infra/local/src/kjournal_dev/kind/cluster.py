@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind import network_policy, node_image
-from kjournal_dev.kind.engine import Engine, lacks_sys_resource
-from kjournal_dev.kind.progress import Progress, elapsed
+from kjournal_dev.kind import network_policy
+from kjournal_dev.kind import node_image
+from kjournal_dev.kind.engine import Engine
+from kjournal_dev.kind.engine import lacks_sys_resource
+from kjournal_dev.kind.progress import Progress
+from kjournal_dev.kind.progress import elapsed
 from kjournal_dev.kind.settings import KindSettings
 from kjournal_dev.kind.toolchain import Toolchain
 

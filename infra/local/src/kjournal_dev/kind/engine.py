@@ -20,8 +20,10 @@ from pathlib import Path
 
 from kjournal_dev import process
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind import hostnet, packages
-from kjournal_dev.kind.progress import Progress, elapsed
+from kjournal_dev.kind import hostnet
+from kjournal_dev.kind import packages
+from kjournal_dev.kind.progress import Progress
+from kjournal_dev.kind.progress import elapsed
 from kjournal_dev.kind.settings import KindSettings
 
 DOCKERD = Path("/usr/sbin/dockerd")

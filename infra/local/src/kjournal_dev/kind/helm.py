@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind.progress import Progress, Reporter
+from kjournal_dev.kind.progress import Progress
+from kjournal_dev.kind.progress import Reporter
 from kjournal_dev.kind.settings import KindSettings
 from kjournal_dev.kind.toolchain import Toolchain
 

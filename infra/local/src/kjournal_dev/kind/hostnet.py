@@ -10,7 +10,9 @@ import re
 import shlex
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 from kjournal_dev.state_file import read_state

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import subprocess
 import tomllib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 from kjournal_dev import build_cache

@@ -30,7 +30,8 @@ from pathlib import Path
 from kjournal_dev.errors import DevError
 from kjournal_dev.kind import versions
 from kjournal_dev.kind.engine import Engine
-from kjournal_dev.kind.progress import Progress, elapsed
+from kjournal_dev.kind.progress import Progress
+from kjournal_dev.kind.progress import elapsed
 from kjournal_dev.kind.settings import KindSettings
 from kjournal_dev.kind.toolchain import Toolchain
 

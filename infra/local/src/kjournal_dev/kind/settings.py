@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kjournal_dev.config import DevConfig, find_repo_root
+from kjournal_dev.config import DevConfig
+from kjournal_dev.config import find_repo_root
 from kjournal_dev.errors import DevError
 
 Mode = Literal["auto", "offline", "registry"]

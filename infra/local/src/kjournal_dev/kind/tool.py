@@ -13,11 +13,18 @@ from pathlib import Path
 from kjournal_dev.artifacts import gobuild
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
-from kjournal_dev.kind import base_image, node_image, toolchain
-from kjournal_dev.kind.cluster import Cluster, registry_reachable
+from kjournal_dev.kind import base_image
+from kjournal_dev.kind import node_image
+from kjournal_dev.kind import toolchain
+from kjournal_dev.kind.cluster import Cluster
+from kjournal_dev.kind.cluster import registry_reachable
 from kjournal_dev.kind.engine import Engine
-from kjournal_dev.kind.images import ImageBuilder, ImageSpec, specs
-from kjournal_dev.kind.progress import Progress, Reporter, elapsed
+from kjournal_dev.kind.images import ImageBuilder
+from kjournal_dev.kind.images import ImageSpec
+from kjournal_dev.kind.images import specs
+from kjournal_dev.kind.progress import Progress
+from kjournal_dev.kind.progress import Reporter
+from kjournal_dev.kind.progress import elapsed
 from kjournal_dev.kind.settings import KindSettings
 
 # A cold build of the toolchain needs room for Go's caches while it builds (they are dropped

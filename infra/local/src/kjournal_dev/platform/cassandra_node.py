@@ -167,7 +167,9 @@ def probe(host: str, port: int, logins: Sequence[tuple[str, str]] = ()) -> str |
 
 def _probe(host: str, port: int, login: tuple[str, str] | None) -> str | None:
     from cassandra.auth import PlainTextAuthProvider
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT
+    from cassandra.cluster import Cluster
+    from cassandra.cluster import ExecutionProfile
     from cassandra.policies import RoundRobinPolicy
 
     logging.getLogger("cassandra").setLevel(logging.CRITICAL)

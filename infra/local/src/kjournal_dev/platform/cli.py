@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from kjournal_dev.platform.jobs import run_job
-from kjournal_dev.platform.lifecycle import CASSANDRA, COLLECTOR, KAFKA, Platform
+from kjournal_dev.platform.lifecycle import CASSANDRA
+from kjournal_dev.platform.lifecycle import COLLECTOR
+from kjournal_dev.platform.lifecycle import KAFKA
+from kjournal_dev.platform.lifecycle import Platform
 from kjournal_dev.platform.services import SERVICES
 
 

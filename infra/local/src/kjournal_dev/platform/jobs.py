@@ -18,13 +18,12 @@ from pathlib import Path
 
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
-from kjournal_dev.platform.services import (
-    cassandra_env,
-    credentials_env,
-    replicator_env,
-    tracing_env,
-)
-from kjournal_dev.security.credentials import CASSANDRA_EXPIRY, KAFKA_EXPIRY
+from kjournal_dev.platform.services import cassandra_env
+from kjournal_dev.platform.services import credentials_env
+from kjournal_dev.platform.services import replicator_env
+from kjournal_dev.platform.services import tracing_env
+from kjournal_dev.security.credentials import CASSANDRA_EXPIRY
+from kjournal_dev.security.credentials import KAFKA_EXPIRY
 
 __all__ = ["check_env", "expiry_env", "run_job"]
 

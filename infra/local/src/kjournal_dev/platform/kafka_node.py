@@ -8,7 +8,8 @@ import logging
 import re
 import subprocess
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ from aiokafka.errors import KafkaError
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.java import Java
-from kjournal_dev.process import spawn, tail
+from kjournal_dev.process import spawn
+from kjournal_dev.process import tail
 
 _LOG4J2 = """<?xml version="1.0" encoding="UTF-8"?>
 <Configuration status="WARN">

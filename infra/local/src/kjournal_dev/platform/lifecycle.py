@@ -9,8 +9,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 from threading import Event
 from typing import Any
@@ -19,21 +21,26 @@ from kjournal_dev.artifacts import maven
 from kjournal_dev.artifacts.collector import ensure_collector
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
-from kjournal_dev.java import Java, find_java
-from kjournal_dev.platform import cassandra_node, collector, kafka_node, services, topics
+from kjournal_dev.java import Java
+from kjournal_dev.java import find_java
+from kjournal_dev.platform import cassandra_node
+from kjournal_dev.platform import collector
+from kjournal_dev.platform import kafka_node
+from kjournal_dev.platform import services
+from kjournal_dev.platform import topics
 from kjournal_dev.platform.schema import apply_schema
-from kjournal_dev.platform.state import ComponentState, PlatformState
-from kjournal_dev.process import (
-    how_it_ended,
-    is_running,
-    require_free_ports,
-    stop,
-    tail,
-    wait_ports_free,
-)
+from kjournal_dev.platform.state import ComponentState
+from kjournal_dev.platform.state import PlatformState
+from kjournal_dev.process import how_it_ended
+from kjournal_dev.process import is_running
+from kjournal_dev.process import require_free_ports
+from kjournal_dev.process import stop
+from kjournal_dev.process import tail
+from kjournal_dev.process import wait_ports_free
 from kjournal_dev.security import cassandra as cassandra_security
 from kjournal_dev.security import kafka as kafka_security
-from kjournal_dev.security.credentials import CASSANDRA_ADMIN, Credentials
+from kjournal_dev.security.credentials import CASSANDRA_ADMIN
+from kjournal_dev.security.credentials import Credentials
 from kjournal_dev.security.tls import LoopbackTls
 
 KAFKA = "kafka"

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition
 from kjournal.kafka.offsets import end_offsets as kafka_end_offsets
 from kjournal.kafka.records import consumed_record
 from kjournal.ports import ReplicatedStore
-from kjournal.replicate import ReplicationResult, replicate_partition
+from kjournal.replicate import ReplicationResult
+from kjournal.replicate import replicate_partition
 from kjournal.wire.record import ConsumedRecord
 
 

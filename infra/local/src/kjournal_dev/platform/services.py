@@ -26,14 +26,12 @@ from kjournal_dev.platform.state import ComponentState
 from kjournal_dev.process import spawn
 from kjournal_dev.security import cassandra as cassandra_security
 from kjournal_dev.security import kafka as kafka_security
-from kjournal_dev.security.credentials import (
-    CASSANDRA_READER,
-    CASSANDRA_REPLICATOR,
-    KAFKA_READER,
-    KAFKA_REPLICATOR,
-    KAFKA_WRITER,
-    Credentials,
-)
+from kjournal_dev.security.credentials import CASSANDRA_READER
+from kjournal_dev.security.credentials import CASSANDRA_REPLICATOR
+from kjournal_dev.security.credentials import KAFKA_READER
+from kjournal_dev.security.credentials import KAFKA_REPLICATOR
+from kjournal_dev.security.credentials import KAFKA_WRITER
+from kjournal_dev.security.credentials import Credentials
 from kjournal_dev.security.tokens import DevIssuer
 
 __all__ = [

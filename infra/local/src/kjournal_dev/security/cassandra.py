@@ -22,20 +22,20 @@ import time
 
 from kjournal.cassandra.schema import migrate
 from kjournal.cassandra.session import connect
-from kjournal.cassandra.settings import CassandraSettings, TableNames
-from kjournal.errors import CassandraUnavailable, CredentialsRefused
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import CredentialsRefused
 from pydantic import SecretStr
 
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
-from kjournal_dev.security.credentials import (
-    CASSANDRA_ADMIN,
-    CASSANDRA_EXPIRY,
-    CASSANDRA_MIGRATOR,
-    CASSANDRA_READER,
-    CASSANDRA_REPLICATOR,
-    Credentials,
-)
+from kjournal_dev.security.credentials import CASSANDRA_ADMIN
+from kjournal_dev.security.credentials import CASSANDRA_EXPIRY
+from kjournal_dev.security.credentials import CASSANDRA_MIGRATOR
+from kjournal_dev.security.credentials import CASSANDRA_READER
+from kjournal_dev.security.credentials import CASSANDRA_REPLICATOR
+from kjournal_dev.security.credentials import Credentials
 
 __all__ = [
     "DEFAULT_SUPERUSER",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kjournal_dev.security.tokens import ALL_SCOPES, DevIssuer
+from kjournal_dev.security.tokens import ALL_SCOPES
+from kjournal_dev.security.tokens import DevIssuer
 
 
 def _token(platform: Any, args: argparse.Namespace) -> int:

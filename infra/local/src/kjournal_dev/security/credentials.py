@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 __all__ = [

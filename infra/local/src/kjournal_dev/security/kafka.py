@@ -18,14 +18,12 @@ from typing import Any
 from kjournal_dev.config import DevConfig
 from kjournal_dev.errors import DevError
 from kjournal_dev.java import Java
-from kjournal_dev.security.credentials import (
-    KAFKA_ADMIN,
-    KAFKA_EXPIRY,
-    KAFKA_READER,
-    KAFKA_REPLICATOR,
-    KAFKA_WRITER,
-    Credentials,
-)
+from kjournal_dev.security.credentials import KAFKA_ADMIN
+from kjournal_dev.security.credentials import KAFKA_EXPIRY
+from kjournal_dev.security.credentials import KAFKA_READER
+from kjournal_dev.security.credentials import KAFKA_REPLICATOR
+from kjournal_dev.security.credentials import KAFKA_WRITER
+from kjournal_dev.security.credentials import Credentials
 from kjournal_dev.security.tls import LoopbackTls
 
 __all__ = [

@@ -3,10 +3,12 @@ scope each API operation needs (`requires`, declared beside the route)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 __all__ = ["Grant", "Scope", "TopicPatterns", "required_scope", "requires"]
 

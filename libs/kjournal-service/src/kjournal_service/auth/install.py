@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from kjournal_service.asgi import ASGIApp
-from kjournal_service.auth.middleware import BearerAuth, access_rules
+from kjournal_service.auth.middleware import BearerAuth
+from kjournal_service.auth.middleware import access_rules
 from kjournal_service.auth.openapi import declare_security
 from kjournal_service.auth.settings import AuthSettings
 from kjournal_service.auth.verifier import TokenVerifier

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from jwt import PyJWK, PyJWTError
-from kjournal.errors import InvalidToken, KeysUnavailable
+from jwt import PyJWK
+from jwt import PyJWTError
+from kjournal.errors import InvalidToken
+from kjournal.errors import KeysUnavailable
 
 from kjournal_service.auth.settings import AuthSettings
 

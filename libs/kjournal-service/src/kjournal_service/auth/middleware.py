@@ -15,17 +15,25 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 from fastapi.routing import APIRoute
 from kjournal.api.problems import problem_for_error
 from kjournal.api.schemas import Problem
-from kjournal.errors import InvalidToken, KeysUnavailable, NotAuthenticated, PermissionDenied
+from kjournal.errors import InvalidToken
+from kjournal.errors import KeysUnavailable
+from kjournal.errors import NotAuthenticated
+from kjournal.errors import PermissionDenied
 
-from kjournal_service.asgi import ASGIApp, Receive, Scope, Send
-from kjournal_service.auth.grants import Grant, required_scope
+from kjournal_service.asgi import ASGIApp
+from kjournal_service.asgi import Receive
+from kjournal_service.asgi import Scope
+from kjournal_service.asgi import Send
+from kjournal_service.auth.grants import Grant
+from kjournal_service.auth.grants import required_scope
 from kjournal_service.auth.verifier import TokenVerifier
 from kjournal_service.problems import problem_response
 

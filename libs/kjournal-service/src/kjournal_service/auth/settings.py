@@ -4,10 +4,15 @@ tokens (JWTs) checked against a JWKS, from a file or a URL."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Self
+from typing import Annotated
+from typing import Self
 
 from kjournal.settings_types import CommaSeparated
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import field_validator
+from pydantic import model_validator
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "AuthSettings"]
 

@@ -14,7 +14,8 @@ from typing import Any
 import jwt
 from kjournal.errors import InvalidToken
 
-from kjournal_service.auth.grants import Grant, TopicPatterns
+from kjournal_service.auth.grants import Grant
+from kjournal_service.auth.grants import TopicPatterns
 from kjournal_service.auth.keys import KeySet
 from kjournal_service.auth.settings import AuthSettings
 

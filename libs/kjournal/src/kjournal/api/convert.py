@@ -10,54 +10,58 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
-from typing import Any, cast
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from typing import Any
+from typing import cast
 
-from kjournal.api.schemas import (
-    AppendOutcomeOut,
-    AppendRequest,
-    AppendResponse,
-    ConflictOut,
-    EventIn,
-    ExpiryOut,
-    JournalStatusOut,
-    PartitionReplicationOut,
-    ReplicationOut,
-    format_timestamp,
-)
-from kjournal.errors import (
-    EmptyAppend,
-    FormatError,
-    InvalidDuration,
-    InvalidPayload,
-    KJournalError,
-    SeqNrOrderError,
-)
-from kjournal.model import (
-    BinaryPayload,
-    Event,
-    EventRecord,
-    Events,
-    ExpireAfter,
-    HeaderMetadata,
-    JsonPayload,
-    JsonValue,
-    Key,
-    PartitionOffset,
-    Payload,
-    PayloadMetadata,
-    RecordMetadata,
-    SeqNr,
-    SeqRange,
-    TextPayload,
-)
+from kjournal.api.schemas import AppendOutcomeOut
+from kjournal.api.schemas import AppendRequest
+from kjournal.api.schemas import AppendResponse
+from kjournal.api.schemas import ConflictOut
+from kjournal.api.schemas import EventIn
+from kjournal.api.schemas import ExpiryOut
+from kjournal.api.schemas import JournalStatusOut
+from kjournal.api.schemas import PartitionReplicationOut
+from kjournal.api.schemas import ReplicationOut
+from kjournal.api.schemas import format_timestamp
+from kjournal.errors import EmptyAppend
+from kjournal.errors import FormatError
+from kjournal.errors import InvalidDuration
+from kjournal.errors import InvalidPayload
+from kjournal.errors import KJournalError
+from kjournal.errors import SeqNrOrderError
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Events
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import Payload
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.model import TextPayload
 from kjournal.model.conflict import Conflict
-from kjournal.model.durations import expire_after_from_json, format_duration, parse_duration
+from kjournal.model.durations import expire_after_from_json
+from kjournal.model.durations import format_duration
+from kjournal.model.durations import parse_duration
 from kjournal.model.head import Expiry
-from kjournal.model.replication import PartitionReplication, TopicReplication
-from kjournal.model.results import AppendOutcome, AppendResult, JournalStatus, Outcome
+from kjournal.model.replication import PartitionReplication
+from kjournal.model.replication import TopicReplication
+from kjournal.model.results import AppendOutcome
+from kjournal.model.results import AppendResult
+from kjournal.model.results import JournalStatus
+from kjournal.model.results import Outcome
 
 __all__ = [
     "AppendArgs",

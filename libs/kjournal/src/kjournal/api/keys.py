@@ -8,10 +8,12 @@ a configured length; `/`, `%`, spaces and the like travel percent-encoded (`quot
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote, unquote
+from urllib.parse import quote
+from urllib.parse import unquote
 
 from kjournal.errors import InvalidKey
-from kjournal.model import Key, validate_topic
+from kjournal.model import Key
+from kjournal.model import validate_topic
 
 __all__ = ["KeyRules", "quote_segment"]
 

@@ -11,19 +11,21 @@ seqNrs, base64 payloads, durations) is checked when a request becomes model valu
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC
+from datetime import date
+from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    JsonValue,
-    PlainSerializer,
-    StringConstraints,
-)
+from pydantic import BaseModel
+from pydantic import BeforeValidator
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
+from pydantic import PlainSerializer
+from pydantic import StringConstraints
 from pydantic.alias_generators import to_camel
 
 from kjournal.model.action import RESERVED_HEADERS

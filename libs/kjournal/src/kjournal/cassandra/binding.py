@@ -13,10 +13,13 @@ type) goes through the driver's own `bind`, so its checks and error messages sta
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
-from cassandra.query import UNSET_VALUE, BoundStatement, PreparedStatement
+from cassandra.query import UNSET_VALUE
+from cassandra.query import BoundStatement
+from cassandra.query import PreparedStatement
 
 __all__ = ["Binder"]
 

@@ -15,10 +15,14 @@ from typing import Any
 
 from kjournal.aio import AsyncResource
 from kjournal.cassandra.reader import CassandraEventualReader
-from kjournal.cassandra.session import connect, first_page
+from kjournal.cassandra.session import connect
+from kjournal.cassandra.session import first_page
 from kjournal.cassandra.settings import CassandraSettings
-from kjournal.errors import CassandraUnavailable, KJournalError
-from kjournal.model import EventRecord, Key, SeqNr
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import KJournalError
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord

@@ -23,9 +23,11 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
 from importlib import resources
-from typing import Literal, get_args
+from typing import Literal
+from typing import get_args
 
-from kjournal.cassandra.java_word_break import WordBreakTables, is_final_cased
+from kjournal.cassandra.java_word_break import WordBreakTables
+from kjournal.cassandra.java_word_break import is_final_cased
 
 __all__ = [
     "DEFAULT_JAVA_VERSION",

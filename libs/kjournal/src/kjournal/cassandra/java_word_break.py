@@ -14,7 +14,8 @@ Positions are UTF-16 indexes and the text a sequence of UTF-16 units, as in Java
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["WordBreakTables", "is_final_cased"]

@@ -8,30 +8,38 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cassandra.cluster import Session
 from cassandra.query import PreparedStatement
 
-from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
-from kjournal.cassandra.segments import (
-    METAJOURNAL_BUCKETS,
-    OLD_METAJOURNAL_BUCKETS,
-    journal_segment,
-    metajournal_bucket,
-)
-from kjournal.cassandra.session import Pager, Row, first_page, prepare
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION
+from kjournal.cassandra.java_lower import JavaVersion
+from kjournal.cassandra.segments import METAJOURNAL_BUCKETS
+from kjournal.cassandra.segments import OLD_METAJOURNAL_BUCKETS
+from kjournal.cassandra.segments import journal_segment
+from kjournal.cassandra.segments import metajournal_bucket
+from kjournal.cassandra.session import Pager
+from kjournal.cassandra.session import Row
+from kjournal.cassandra.session import first_page
+from kjournal.cassandra.session import prepare
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import conflicts, journal, metajournal, pointer2, quarantine
-from kjournal.cassandra.statements.journal import (
-    META_RECORD_ID_INDEX,
-    SELECT_COLUMNS,
-    EventRowDecoder,
-)
+from kjournal.cassandra.statements import conflicts
+from kjournal.cassandra.statements import journal
+from kjournal.cassandra.statements import metajournal
+from kjournal.cassandra.statements import pointer2
+from kjournal.cassandra.statements import quarantine
+from kjournal.cassandra.statements.journal import META_RECORD_ID_INDEX
+from kjournal.cassandra.statements.journal import SELECT_COLUMNS
+from kjournal.cassandra.statements.journal import EventRowDecoder
 from kjournal.errors import SchemaError
-from kjournal.model import SEQ_NR_MAX, EventRecord, Key, SeqNr
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import SeqNr
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord

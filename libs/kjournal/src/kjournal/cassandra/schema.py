@@ -25,16 +25,24 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Final
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import Final
 
 from cassandra import InvalidRequest
 
-from kjournal.cassandra.schema_check import SchemaCatalog, check, same_type, scala_tables
+from kjournal.cassandra.schema_check import SchemaCatalog
+from kjournal.cassandra.schema_check import check
+from kjournal.cassandra.schema_check import same_type
+from kjournal.cassandra.schema_check import scala_tables
 from kjournal.cassandra.session import driver_errors
-from kjournal.cassandra.settings import CassandraReplication, CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraReplication
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements import setting
 from kjournal.cassandra.statements.conflicts import CONFLICTS
 from kjournal.cassandra.statements.journal import JOURNAL

@@ -11,20 +11,23 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from cassandra import ConsistencyLevel
 from cassandra.query import SimpleStatement
 
 from kjournal.cassandra.session import driver_errors
-from kjournal.cassandra.settings import CassandraSettings, TableNames
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import TableNames
 from kjournal.cassandra.statements.conflicts import CONFLICTS
 from kjournal.cassandra.statements.journal import JOURNAL
 from kjournal.cassandra.statements.metajournal import METAJOURNAL
 from kjournal.cassandra.statements.pointer2 import POINTER2
 from kjournal.cassandra.statements.quarantine import QUARANTINE
 from kjournal.cassandra.statements.setting import SETTING
-from kjournal.cassandra.tables import TableDef, index_name
+from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import index_name
 from kjournal.errors import SchemaError
 
 __all__ = [

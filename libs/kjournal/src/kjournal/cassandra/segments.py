@@ -25,7 +25,9 @@ same journal in different Cassandra partitions.
 
 from __future__ import annotations
 
-from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion, java_lower_case
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION
+from kjournal.cassandra.java_lower import JavaVersion
+from kjournal.cassandra.java_lower import java_lower_case
 from kjournal.model.seq_nr import SeqNr
 from kjournal.wire.java_hash import java_string_hash
 

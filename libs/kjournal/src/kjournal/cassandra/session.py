@@ -15,36 +15,46 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
+from contextlib import suppress
 from typing import Any
 
-from cassandra import (
-    ConsistencyLevel,
-    DriverException,
-    OperationTimedOut,
-    RequestValidationException,
-    Timeout,
-    Unauthorized,
-)
+from cassandra import ConsistencyLevel
+from cassandra import DriverException
+from cassandra import OperationTimedOut
+from cassandra import RequestValidationException
+from cassandra import Timeout
+from cassandra import Unauthorized
 from cassandra.auth import PlainTextAuthProvider
-from cassandra.cluster import (
-    EXEC_PROFILE_DEFAULT,
-    Cluster,
-    ExecutionProfile,
-    ResponseFuture,
-    Session,
-)
+from cassandra.cluster import EXEC_PROFILE_DEFAULT
+from cassandra.cluster import Cluster
+from cassandra.cluster import ExecutionProfile
+from cassandra.cluster import ResponseFuture
+from cassandra.cluster import Session
 from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.connection import ConnectionException
-from cassandra.policies import DCAwareRoundRobinPolicy, RetryPolicy, TokenAwarePolicy
-from cassandra.protocol import ErrorMessage, UnauthorizedErrorMessage
-from cassandra.query import PreparedStatement, Statement, tuple_factory
-from opentelemetry.trace import Span, StatusCode
+from cassandra.policies import DCAwareRoundRobinPolicy
+from cassandra.policies import RetryPolicy
+from cassandra.policies import TokenAwarePolicy
+from cassandra.protocol import ErrorMessage
+from cassandra.protocol import UnauthorizedErrorMessage
+from cassandra.query import PreparedStatement
+from cassandra.query import Statement
+from cassandra.query import tuple_factory
+from opentelemetry.trace import Span
+from opentelemetry.trace import StatusCode
 
-from kjournal.cassandra.settings import CassandraSettings, Consistency
+from kjournal.cassandra.settings import CassandraSettings
+from kjournal.cassandra.settings import Consistency
 from kjournal.cassandra.spans import start_cql_span
-from kjournal.errors import CassandraUnavailable, DeadlineExceeded, KJournalError, SchemaError
+from kjournal.errors import CassandraUnavailable
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import KJournalError
+from kjournal.errors import SchemaError
 from kjournal.spans import conventions as sem
 from kjournal.spans import recording
 

@@ -8,16 +8,30 @@ so `KJOURNAL_CASSANDRA__CONTACT_POINTS=10.0.0.1,10.0.0.2` reaches `contact_point
 from __future__ import annotations
 
 import re
-from datetime import UTC, timedelta, timezone, tzinfo
+from datetime import UTC
+from datetime import timedelta
+from datetime import timezone
+from datetime import tzinfo
 from enum import StrEnum
-from typing import Annotated, Literal, Self
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Annotated
+from typing import Literal
+from typing import Self
+from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import SecretStr
+from pydantic import field_validator
+from pydantic import model_validator
 
-from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
-from kjournal.model.head import DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE
-from kjournal.settings_types import CommaSeparated, non_empty
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION
+from kjournal.cassandra.java_lower import JavaVersion
+from kjournal.model.head import DEFAULT_SEGMENT_SIZE
+from kjournal.model.head import MIN_SEGMENT_SIZE
+from kjournal.settings_types import CommaSeparated
+from kjournal.settings_types import non_empty
 
 __all__ = [
     "CassandraReplication",

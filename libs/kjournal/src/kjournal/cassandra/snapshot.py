@@ -17,18 +17,22 @@ from typing import Any
 from cassandra.cluster import Session
 from cassandra.query import PreparedStatement
 
-from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
-from kjournal.cassandra.segments import (
-    METAJOURNAL_BUCKETS,
-    OLD_METAJOURNAL_BUCKETS,
-    metajournal_bucket,
-)
-from kjournal.cassandra.session import READ_PROFILE, driver_errors, read_concurrently
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION
+from kjournal.cassandra.java_lower import JavaVersion
+from kjournal.cassandra.segments import METAJOURNAL_BUCKETS
+from kjournal.cassandra.segments import OLD_METAJOURNAL_BUCKETS
+from kjournal.cassandra.segments import metajournal_bucket
+from kjournal.cassandra.session import READ_PROFILE
+from kjournal.cassandra.session import driver_errors
+from kjournal.cassandra.session import read_concurrently
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import journal, metajournal, pointer2
+from kjournal.cassandra.statements import journal
+from kjournal.cassandra.statements import metajournal
+from kjournal.cassandra.statements import pointer2
 from kjournal.check.state import StoredHeads
 from kjournal.memory import StoredRow
-from kjournal.model import SEQ_NR_MAX, Key
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import Key
 from kjournal.model.head import JournalHead
 
 __all__ = ["CassandraSnapshotReader"]

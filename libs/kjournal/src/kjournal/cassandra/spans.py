@@ -7,15 +7,21 @@ placeholders (never values: a query text built with literals is left out).
 from __future__ import annotations
 
 import re
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
+from contextlib import nullcontext
 from typing import Any
 
-from cassandra.query import BatchStatement, BoundStatement, PreparedStatement
-from opentelemetry.trace import Span, SpanKind
+from cassandra.query import BatchStatement
+from cassandra.query import BoundStatement
+from cassandra.query import PreparedStatement
+from opentelemetry.trace import Span
+from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from kjournal.spans import conventions as sem
-from kjournal.spans import recording, span, tracer
+from kjournal.spans import recording
+from kjournal.spans import span
+from kjournal.spans import tracer
 
 __all__ = ["cql_attributes", "cql_span", "start_cql_span", "statement_span"]
 

@@ -25,45 +25,53 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Collection
+from collections.abc import Iterator
+from collections.abc import Sequence
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 from cassandra.cluster import Session
 from cassandra.concurrent import execute_concurrent
-from cassandra.query import BatchStatement, BatchType, PreparedStatement, Statement
+from cassandra.query import BatchStatement
+from cassandra.query import BatchType
+from cassandra.query import PreparedStatement
+from cassandra.query import Statement
 from opentelemetry.trace import StatusCode
 
-from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION, JavaVersion
-from kjournal.cassandra.segments import (
-    METAJOURNAL_BUCKETS,
-    OLD_METAJOURNAL_BUCKETS,
-    journal_segment,
-    metajournal_bucket,
-)
-from kjournal.cassandra.session import (
-    READ_PROFILE,
-    WRITE_PROFILE,
-    driver_errors,
-    read_concurrently,
-    translate_error,
-)
+from kjournal.cassandra.java_lower import DEFAULT_JAVA_VERSION
+from kjournal.cassandra.java_lower import JavaVersion
+from kjournal.cassandra.segments import METAJOURNAL_BUCKETS
+from kjournal.cassandra.segments import OLD_METAJOURNAL_BUCKETS
+from kjournal.cassandra.segments import journal_segment
+from kjournal.cassandra.segments import metajournal_bucket
+from kjournal.cassandra.session import READ_PROFILE
+from kjournal.cassandra.session import WRITE_PROFILE
+from kjournal.cassandra.session import driver_errors
+from kjournal.cassandra.session import read_concurrently
+from kjournal.cassandra.session import translate_error
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.spans import cql_span, statement_span
-from kjournal.cassandra.statements import conflicts, journal, metajournal, pointer2, quarantine
-from kjournal.fold.plan import (
-    DeleteHead,
-    DeleteRow,
-    DeleteRows,
-    InsertHead,
-    InsertRows,
-    Step,
-    UpdateHead,
-    Write,
-)
-from kjournal.model import EventRecord, Key
+from kjournal.cassandra.spans import cql_span
+from kjournal.cassandra.spans import statement_span
+from kjournal.cassandra.statements import conflicts
+from kjournal.cassandra.statements import journal
+from kjournal.cassandra.statements import metajournal
+from kjournal.cassandra.statements import pointer2
+from kjournal.cassandra.statements import quarantine
+from kjournal.fold.plan import DeleteHead
+from kjournal.fold.plan import DeleteRow
+from kjournal.fold.plan import DeleteRows
+from kjournal.fold.plan import InsertHead
+from kjournal.fold.plan import InsertRows
+from kjournal.fold.plan import Step
+from kjournal.fold.plan import UpdateHead
+from kjournal.fold.plan import Write
+from kjournal.model import EventRecord
+from kjournal.model import Key
 from kjournal.model.conflict import Conflict
-from kjournal.model.head import DEFAULT_SEGMENT_SIZE, JournalHead
+from kjournal.model.head import DEFAULT_SEGMENT_SIZE
+from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.spans import conventions as sem
 

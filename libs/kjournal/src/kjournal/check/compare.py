@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, tzinfo
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import tzinfo
 
-from kjournal.check.findings import Finding, Kind, seq_ranges
-from kjournal.check.state import ExpectedJournal, StoredJournal
+from kjournal.check.findings import Finding
+from kjournal.check.findings import Kind
+from kjournal.check.findings import seq_ranges
+from kjournal.check.state import ExpectedJournal
+from kjournal.check.state import StoredJournal
 from kjournal.fold.plan import expire_on
 from kjournal.memory import StoredRow
 from kjournal.model import EventRecord
-from kjournal.model.head import Expiry, JournalHead
+from kjournal.model.head import Expiry
+from kjournal.model.head import JournalHead
 
 __all__ = [
     "compare",

@@ -10,14 +10,24 @@ name what it finds and to tell journals it can check from those it cannot.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import UTC
+from datetime import datetime
+from datetime import tzinfo
 
 from kjournal.errors import FormatError
-from kjournal.memory import InMemoryReplicatedStore, StoredRow
-from kjournal.model import Append, Delete, Key, Mark, Purge
+from kjournal.memory import InMemoryReplicatedStore
+from kjournal.memory import StoredRow
+from kjournal.model import Append
+from kjournal.model import Delete
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.model import Purge
 from kjournal.replicate import replicate_partition
-from kjournal.wire.record import ConsumedRecord, decode_action_record, timestamp_from_ms
+from kjournal.wire.record import ConsumedRecord
+from kjournal.wire.record import decode_action_record
+from kjournal.wire.record import timestamp_from_ms
 
 __all__ = ["FoldedPartition", "RecordInfo", "fold_partition"]
 

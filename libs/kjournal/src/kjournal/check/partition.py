@@ -12,12 +12,21 @@ driver compares those again (kjournal_replicator.check.recheck) before it report
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC
+from datetime import datetime
+from datetime import tzinfo
 
-from kjournal.check.compare import compare, segments_to_read
-from kjournal.check.findings import Finding, JournalResult, Kind, PartitionResult, Unchecked
+from kjournal.check.compare import compare
+from kjournal.check.compare import segments_to_read
+from kjournal.check.findings import Finding
+from kjournal.check.findings import JournalResult
+from kjournal.check.findings import Kind
+from kjournal.check.findings import PartitionResult
+from kjournal.check.findings import Unchecked
 from kjournal.check.fold import FoldedPartition
-from kjournal.check.state import StoredJournal, StoreSnapshot, expected_of
+from kjournal.check.state import StoredJournal
+from kjournal.check.state import StoreSnapshot
+from kjournal.check.state import expected_of
 from kjournal.model import Key
 
 __all__ = ["CHUNK", "check_partition", "pointer2_findings"]

@@ -16,18 +16,20 @@ import uuid
 from dataclasses import replace
 from datetime import datetime
 
-from kjournal.check.compare import expected_rows, row_key, target_size
-from kjournal.check.findings import Finding, Kind
-from kjournal.check.state import ExpectedJournal, StoredJournal
-from kjournal.fold.plan import (
-    DeleteHead,
-    DeleteRow,
-    InsertHead,
-    InsertRows,
-    Step,
-    UpdateHead,
-    Write,
-)
+from kjournal.check.compare import expected_rows
+from kjournal.check.compare import row_key
+from kjournal.check.compare import target_size
+from kjournal.check.findings import Finding
+from kjournal.check.findings import Kind
+from kjournal.check.state import ExpectedJournal
+from kjournal.check.state import StoredJournal
+from kjournal.fold.plan import DeleteHead
+from kjournal.fold.plan import DeleteRow
+from kjournal.fold.plan import InsertHead
+from kjournal.fold.plan import InsertRows
+from kjournal.fold.plan import Step
+from kjournal.fold.plan import UpdateHead
+from kjournal.fold.plan import Write
 from kjournal.memory import StoredRow
 from kjournal.model.head import JournalHead
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from kjournal.check.findings import Finding, JournalResult
+from kjournal.check.findings import Finding
+from kjournal.check.findings import JournalResult
 
 __all__ = ["TopicReport"]
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Protocol
 
-from kjournal.check.fold import FoldedPartition, RecordInfo
+from kjournal.check.fold import FoldedPartition
+from kjournal.check.fold import RecordInfo
 from kjournal.memory import StoredRow
 from kjournal.model import Key
 from kjournal.model.head import JournalHead

@@ -1,5 +1,6 @@
 """The `kjournal` command line (see `kjournal --help`)."""
 
-from kjournal.cli.main import build_parser, main
+from kjournal.cli.main import build_parser
+from kjournal.cli.main import main
 
 __all__ = ["build_parser", "main"]

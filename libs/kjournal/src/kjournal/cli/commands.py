@@ -12,30 +12,27 @@ from contextlib import closing
 from pathlib import Path
 
 from kjournal.cli.interrupt import stop_on_interrupt
-from kjournal.cli.render import (
-    append_line,
-    event_line,
-    feed_line,
-    key_values,
-    progress,
-    status_lines,
-)
+from kjournal.cli.render import append_line
+from kjournal.cli.render import event_line
+from kjournal.cli.render import feed_line
+from kjournal.cli.render import key_values
+from kjournal.cli.render import progress
+from kjournal.cli.render import status_lines
 from kjournal.client import Client
-from kjournal.errors import InvalidInput, InvalidPayload
-from kjournal.model import (
-    SEQ_NR_MAX,
-    BinaryPayload,
-    Event,
-    ExpireAfter,
-    HeaderMetadata,
-    JsonPayload,
-    Key,
-    Payload,
-    PayloadMetadata,
-    RecordMetadata,
-    SeqNr,
-    TextPayload,
-)
+from kjournal.errors import InvalidInput
+from kjournal.errors import InvalidPayload
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import ExpireAfter
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import Payload
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 from kjournal.model.durations import parse_duration
 
 # Between two polls of `tail`, and how many events the progress bar is advanced by at once.

@@ -5,26 +5,31 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol, TextIO
+from typing import Any
+from typing import Protocol
+from typing import TextIO
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    SpinnerColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn
+from rich.progress import MofNCompleteColumn
+from rich.progress import Progress
+from rich.progress import ProgressColumn
+from rich.progress import SpinnerColumn
+from rich.progress import Task
+from rich.progress import TextColumn
+from rich.progress import TimeElapsedColumn
 from rich.text import Text
 
-from kjournal.api.convert import event_record_to_json, format_timestamp
+from kjournal.api.convert import event_record_to_json
+from kjournal.api.convert import format_timestamp
 from kjournal.api.feed_items import FeedItem
-from kjournal.model import BinaryPayload, EventRecord, JsonPayload, TextPayload
+from kjournal.model import BinaryPayload
+from kjournal.model import EventRecord
+from kjournal.model import JsonPayload
+from kjournal.model import TextPayload
 from kjournal.model.durations import format_duration
-from kjournal.model.results import AppendResult, JournalStatus
+from kjournal.model.results import AppendResult
+from kjournal.model.results import JournalStatus
 
 PAYLOAD_WIDTH = 100
 

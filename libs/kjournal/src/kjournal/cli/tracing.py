@@ -16,8 +16,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from opentelemetry import context, trace
-from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
+from opentelemetry import context
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan
+from opentelemetry.trace import SpanContext
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import TraceFlags
 
 from kjournal.spans import conventions as sem
 

@@ -15,7 +15,8 @@ last event it received); writes are retried only when no connection could be ope
 """
 
 from kjournal.client._async import AsyncClient
-from kjournal.client._base import MarkResult, RetryPolicy
+from kjournal.client._base import MarkResult
+from kjournal.client._base import RetryPolicy
 from kjournal.client._sync import Client
 
 __all__ = ["AsyncClient", "Client", "MarkResult", "RetryPolicy"]

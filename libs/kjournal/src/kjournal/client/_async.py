@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TypeVar
 
@@ -16,31 +18,28 @@ import httpx
 
 from kjournal.api.feed_items import FeedItem
 from kjournal.api.schemas import ReadinessOut
-from kjournal.client._base import (
-    EVENT_STREAM_HEADERS,
-    BaseClient,
-    Call,
-    MarkResult,
-    RetryPolicy,
-    error_for_response,
-    feed_item_of_line,
-    feed_params,
-    journal_id_of_line,
-    merged_headers,
-    trace_context,
-)
-from kjournal.model import (
-    SEQ_NR_MAX,
-    Event,
-    EventRecord,
-    Events,
-    Key,
-    PartitionOffset,
-    RecordMetadata,
-    SeqNr,
-)
+from kjournal.client._base import EVENT_STREAM_HEADERS
+from kjournal.client._base import BaseClient
+from kjournal.client._base import Call
+from kjournal.client._base import MarkResult
+from kjournal.client._base import RetryPolicy
+from kjournal.client._base import error_for_response
+from kjournal.client._base import feed_item_of_line
+from kjournal.client._base import feed_params
+from kjournal.client._base import journal_id_of_line
+from kjournal.client._base import merged_headers
+from kjournal.client._base import trace_context
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Events
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
 from kjournal.model.replication import TopicReplication
-from kjournal.model.results import AppendResult, JournalStatus
+from kjournal.model.results import AppendResult
+from kjournal.model.results import JournalStatus
 
 __all__ = ["AsyncClient"]
 

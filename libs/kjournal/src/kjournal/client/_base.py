@@ -12,11 +12,17 @@ import enum
 import json
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import UTC
+from datetime import datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Generic, TypeVar
+from typing import Any
+from typing import Generic
+from typing import TypeVar
 
 import httpx
 import orjson
@@ -24,44 +30,39 @@ from opentelemetry import propagate
 from pydantic import ValidationError
 
 from kjournal.api.conditions import condition_headers
-from kjournal.api.convert import (
-    append_request_body,
-    append_result,
-    event_record_from_json,
-    journal_status_from_out,
-    replication_from_out,
-)
-from kjournal.api.feed_items import FeedItem, feed_item_from_json
+from kjournal.api.convert import append_request_body
+from kjournal.api.convert import append_result
+from kjournal.api.convert import event_record_from_json
+from kjournal.api.convert import journal_status_from_out
+from kjournal.api.convert import replication_from_out
+from kjournal.api.feed_items import FeedItem
+from kjournal.api.feed_items import feed_item_from_json
 from kjournal.api.keys import quote_segment
-from kjournal.api.problems import PROBLEM_CONTENT_TYPE, error_for_problem
-from kjournal.api.schemas import (
-    AppendResponse,
-    JournalStatusOut,
-    MarkResponse,
-    PointerOut,
-    PositionOut,
-    Problem,
-    ReadinessOut,
-    ReplicationOut,
-)
-from kjournal.errors import (
-    DeadlineExceeded,
-    FormatError,
-    JournalNotFound,
-    KJournalError,
-    Unavailable,
-)
-from kjournal.model import (
-    Event,
-    EventRecord,
-    Events,
-    Key,
-    PartitionOffset,
-    RecordMetadata,
-    SeqNr,
-)
+from kjournal.api.problems import PROBLEM_CONTENT_TYPE
+from kjournal.api.problems import error_for_problem
+from kjournal.api.schemas import AppendResponse
+from kjournal.api.schemas import JournalStatusOut
+from kjournal.api.schemas import MarkResponse
+from kjournal.api.schemas import PointerOut
+from kjournal.api.schemas import PositionOut
+from kjournal.api.schemas import Problem
+from kjournal.api.schemas import ReadinessOut
+from kjournal.api.schemas import ReplicationOut
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import FormatError
+from kjournal.errors import JournalNotFound
+from kjournal.errors import KJournalError
+from kjournal.errors import Unavailable
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import Events
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import RecordMetadata
+from kjournal.model import SeqNr
 from kjournal.model.replication import TopicReplication
-from kjournal.model.results import AppendResult, JournalStatus
+from kjournal.model.results import AppendResult
+from kjournal.model.results import JournalStatus
 
 __all__ = [
     "BaseClient",

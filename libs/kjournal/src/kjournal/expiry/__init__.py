@@ -7,7 +7,11 @@ expired heads and the journal log, and produces one Purge action per journal, as
 purge would be: readers, the replicator, the topic feed and Scala services all see it.
 """
 
-from kjournal.expiry.decide import Skip, verdict
-from kjournal.expiry.run import ExpiryLog, ExpiryReport, ExpiryStore, expire_topic
+from kjournal.expiry.decide import Skip
+from kjournal.expiry.decide import verdict
+from kjournal.expiry.run import ExpiryLog
+from kjournal.expiry.run import ExpiryReport
+from kjournal.expiry.run import ExpiryStore
+from kjournal.expiry.run import expire_topic
 
 __all__ = ["ExpiryLog", "ExpiryReport", "ExpiryStore", "Skip", "expire_topic", "verdict"]

@@ -6,7 +6,9 @@ import enum
 from collections.abc import Iterable
 from datetime import date
 
-from kjournal.model import Action, Append, Purge
+from kjournal.model import Action
+from kjournal.model import Append
+from kjournal.model import Purge
 from kjournal.model.head import JournalHead
 
 __all__ = ["Skip", "verdict"]

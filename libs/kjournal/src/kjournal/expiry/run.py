@@ -23,22 +23,31 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import date, timedelta
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import date
+from datetime import timedelta
 from typing import Protocol
 
 from kjournal.errors import FormatError
-from kjournal.expiry.decide import Skip, verdict
-from kjournal.metrics import NOOP_METRICS, Metrics
-from kjournal.metrics.catalogue import (
-    EXPIRY_JOURNALS_EXPIRED,
-    EXPIRY_JOURNALS_PURGED,
-    EXPIRY_JOURNALS_SKIPPED,
-    EXPIRY_PURGE_RACES,
-    EXPIRY_RUN_SECONDS,
-)
-from kjournal.model import Action, ActionRecord, Append, Key, PartitionOffset
+from kjournal.expiry.decide import Skip
+from kjournal.expiry.decide import verdict
+from kjournal.metrics import NOOP_METRICS
+from kjournal.metrics import Metrics
+from kjournal.metrics.catalogue import EXPIRY_JOURNALS_EXPIRED
+from kjournal.metrics.catalogue import EXPIRY_JOURNALS_PURGED
+from kjournal.metrics.catalogue import EXPIRY_JOURNALS_SKIPPED
+from kjournal.metrics.catalogue import EXPIRY_PURGE_RACES
+from kjournal.metrics.catalogue import EXPIRY_RUN_SECONDS
+from kjournal.model import Action
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
 from kjournal.model.head import JournalHead
 from kjournal.ports import PartitionRecords
 from kjournal.wire.record import decode_action_record

@@ -15,7 +15,8 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 from kjournal.errors import InvalidCursor
 

@@ -14,11 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Any, TypeAlias
+from typing import Any
+from typing import TypeAlias
 
-from kjournal.api.convert import event_json, event_record_to_json, record_json
+from kjournal.api.convert import event_json
+from kjournal.api.convert import event_record_to_json
+from kjournal.api.convert import record_json
 from kjournal.api.schemas import format_timestamp
-from kjournal.feed.cursor import Cursor, CursorFrame
+from kjournal.feed.cursor import Cursor
+from kjournal.feed.cursor import CursorFrame
 from kjournal.model import EventRecord
 
 __all__ = [

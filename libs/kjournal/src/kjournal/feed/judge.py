@@ -15,7 +15,10 @@ from enum import Enum
 from kjournal.feed.entries import Control
 from kjournal.feed.states import JournalState
 from kjournal.fold.append_rule import takes
-from kjournal.model import ActionRecord, Append, Delete, Purge
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import Delete
+from kjournal.model import Purge
 
 __all__ = ["Judged", "Verdict", "judge"]
 

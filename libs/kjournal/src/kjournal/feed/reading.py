@@ -17,33 +17,45 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 
-from kjournal.errors import (
-    FoldUnavailable,
-    FormatError,
-    InvalidCursor,
-    InvalidInput,
-    PositionGone,
-)
-from kjournal.feed.cursor import Cursor, CursorFrame, Position
-from kjournal.feed.entries import (
-    AppendEvents,
-    Control,
-    FeedControl,
-    FeedEnd,
-    FeedEntry,
-    FeedHeartbeat,
-    RecordEntries,
-)
-from kjournal.feed.judge import Verdict, judge
+from kjournal.errors import FoldUnavailable
+from kjournal.errors import FormatError
+from kjournal.errors import InvalidCursor
+from kjournal.errors import InvalidInput
+from kjournal.errors import PositionGone
+from kjournal.feed.cursor import Cursor
+from kjournal.feed.cursor import CursorFrame
+from kjournal.feed.cursor import Position
+from kjournal.feed.entries import AppendEvents
+from kjournal.feed.entries import Control
+from kjournal.feed.entries import FeedControl
+from kjournal.feed.entries import FeedEnd
+from kjournal.feed.entries import FeedEntry
+from kjournal.feed.entries import FeedHeartbeat
+from kjournal.feed.entries import RecordEntries
+from kjournal.feed.judge import Verdict
+from kjournal.feed.judge import judge
 from kjournal.feed.source import TopicSource
-from kjournal.feed.states import DEFAULT_CAPACITY, JournalState, JournalStates, StateResolver
-from kjournal.model import Append, EventRecord, Key, Mark
-from kjournal.read import JournalReader, event_records
-from kjournal.read.fates import Fate, FateKind, Lookup
-from kjournal.wire.record import ConsumedRecord, decode_action_record
+from kjournal.feed.states import DEFAULT_CAPACITY
+from kjournal.feed.states import JournalState
+from kjournal.feed.states import JournalStates
+from kjournal.feed.states import StateResolver
+from kjournal.model import Append
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.read import JournalReader
+from kjournal.read import event_records
+from kjournal.read.fates import Fate
+from kjournal.read.fates import FateKind
+from kjournal.read.fates import Lookup
+from kjournal.wire.record import ConsumedRecord
+from kjournal.wire.record import decode_action_record
 
 __all__ = ["FeedPlan", "FeedRequest", "TopicFeed"]
 

@@ -29,12 +29,16 @@ import asyncio
 import contextlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from kjournal.errors import FormatError, JournalQuarantined
+from kjournal.errors import FormatError
+from kjournal.errors import JournalQuarantined
 from kjournal.fold.head_info import HeadInfo
 from kjournal.lru import used
-from kjournal.model import ActionRecord, Key, Purge
+from kjournal.model import ActionRecord
+from kjournal.model import Key
+from kjournal.model import Purge
 from kjournal.read import JournalReader
 
 __all__ = ["DEFAULT_CAPACITY", "JournalState", "JournalStates", "StateResolver"]

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from kjournal.model import EventRecord, SeqNr
+from kjournal.model import EventRecord
+from kjournal.model import SeqNr
 
 __all__ = ["MAX_GAP", "Dropped", "dropped_kind", "same_content", "takes"]
 

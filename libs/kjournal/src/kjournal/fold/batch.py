@@ -20,20 +20,20 @@ The result runs oldest → newest and is applied in that order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import TypeAlias
 
-from kjournal.model import (
-    ActionRecord,
-    Append,
-    Delete,
-    Mark,
-    PartitionOffset,
-    Purge,
-    SeqNr,
-    SeqRange,
-)
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import Delete
+from kjournal.model import Mark
+from kjournal.model import PartitionOffset
+from kjournal.model import Purge
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,17 +14,16 @@ wrote the head before moving pointer2) are not folded again.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
 from kjournal.fold.append_rule import takes
-from kjournal.model import (
-    ActionRecord,
-    Append,
-    Delete,
-    Mark,
-    Purge,
-    SeqNr,
-)
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import Delete
+from kjournal.model import Mark
+from kjournal.model import Purge
+from kjournal.model import SeqNr
 from kjournal.model.head import JournalHead
 
 

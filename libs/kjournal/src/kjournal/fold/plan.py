@@ -16,13 +16,24 @@ whose offset is ≤ its own (a purge never moves the head's offset, so a crashed
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, tzinfo
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import tzinfo
 from typing import TypeAlias
 
-from kjournal.model import EventRecord, ExpireAfter, PartitionOffset, SeqNr, SeqRange
-from kjournal.model.head import Expiry, JournalHead
+from kjournal.model import EventRecord
+from kjournal.model import ExpireAfter
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.model.head import Expiry
+from kjournal.model.head import JournalHead
 
 
 @dataclass(frozen=True, slots=True)

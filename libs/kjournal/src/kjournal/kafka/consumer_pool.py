@@ -10,12 +10,17 @@ from collections.abc import AsyncIterator
 
 from aiokafka import AIOKafkaConsumer
 
-from kjournal.aio import AsyncResource, cancel_and_wait, uninterrupted
+from kjournal.aio import AsyncResource
+from kjournal.aio import cancel_and_wait
+from kjournal.aio import uninterrupted
 from kjournal.errors import DeadlineExceeded
 from kjournal.kafka.errors import kafka_errors
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
-from kjournal.metrics import Metrics, NoopMetrics
-from kjournal.metrics.catalogue import CONSUMER_ACQUIRE_SECONDS, CONSUMER_POOL_TIMEOUTS
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.metrics import Metrics
+from kjournal.metrics import NoopMetrics
+from kjournal.metrics.catalogue import CONSUMER_ACQUIRE_SECONDS
+from kjournal.metrics.catalogue import CONSUMER_POOL_TIMEOUTS
 from kjournal.spans import conventions as sem
 from kjournal.spans import span
 

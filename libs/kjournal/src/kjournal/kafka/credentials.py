@@ -7,11 +7,9 @@ from __future__ import annotations
 import asyncio
 
 from aiokafka.conn import create_conn
-from aiokafka.errors import (
-    IllegalSaslStateError,
-    SaslAuthenticationFailed,
-    UnsupportedSaslMechanismError,
-)
+from aiokafka.errors import IllegalSaslStateError
+from aiokafka.errors import SaslAuthenticationFailed
+from aiokafka.errors import UnsupportedSaslMechanismError
 
 from kjournal.errors import CredentialsRefused
 from kjournal.kafka.settings import KafkaSettings

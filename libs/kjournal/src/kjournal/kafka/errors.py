@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from aiokafka.errors import (
-    KafkaError,
-    KafkaTimeoutError,
-    MessageSizeTooLargeError,
-    RecordTooLargeError,
-    UnknownTopicOrPartitionError,
-)
+from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaTimeoutError
+from aiokafka.errors import MessageSizeTooLargeError
+from aiokafka.errors import RecordTooLargeError
+from aiokafka.errors import UnknownTopicOrPartitionError
 
-from kjournal.errors import DeadlineExceeded, KafkaUnavailable, RecordTooLarge, UnknownTopic
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import KafkaUnavailable
+from kjournal.errors import RecordTooLarge
+from kjournal.errors import UnknownTopic
 
 
 @contextmanager

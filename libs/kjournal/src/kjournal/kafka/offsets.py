@@ -11,7 +11,8 @@ import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition
 
 __all__ = ["FIRST_WAIT_S", "PartitionOffsets", "end_offsets", "partition_offsets"]
 

@@ -13,19 +13,28 @@ from collections.abc import Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
+from aiokafka.errors import KafkaError
+from aiokafka.errors import UnknownTopicOrPartitionError
 from aiokafka.structs import RecordMetadata
-from opentelemetry.trace import Span, SpanKind, StatusCode, get_current_span
+from opentelemetry.trace import Span
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import StatusCode
+from opentelemetry.trace import get_current_span
 from opentelemetry.util.types import AttributeValue
 
-from kjournal.aio import AsyncResource, uninterrupted
-from kjournal.errors import KafkaUnavailable, OutcomeUnknown, RecordTooLarge
+from kjournal.aio import AsyncResource
+from kjournal.aio import uninterrupted
+from kjournal.errors import KafkaUnavailable
+from kjournal.errors import OutcomeUnknown
+from kjournal.errors import RecordTooLarge
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings
 from kjournal.kafka.topics import TopicPartitions
 from kjournal.model import PartitionOffset
 from kjournal.spans import conventions as sem
-from kjournal.spans import installed, recording, tracer
+from kjournal.spans import installed
+from kjournal.spans import recording
+from kjournal.spans import tracer
 from kjournal.spans.record_headers import trace_headers
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ProducerRecordParts

@@ -11,9 +11,15 @@ from __future__ import annotations
 import os
 import ssl
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any
+from typing import Literal
+from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import SecretStr
+from pydantic import model_validator
 
 __all__ = ["ConsumerPoolSettings", "KafkaSettings"]
 

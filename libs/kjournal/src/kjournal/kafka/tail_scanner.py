@@ -7,31 +7,38 @@ With tracing on, the seek is a span (`consumer seek`) and each poll a CONSUMER s
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition
 from opentelemetry.trace import SpanKind
 
 from kjournal.errors import UnknownTopic
 from kjournal.kafka.consumer_pool import ConsumerPool
 from kjournal.kafka.errors import kafka_errors
-from kjournal.kafka.offsets import end_offsets, partition_offsets
+from kjournal.kafka.offsets import end_offsets
+from kjournal.kafka.offsets import partition_offsets
 from kjournal.kafka.records import consumed_record
 from kjournal.kafka.settings import ConsumerPoolSettings
 from kjournal.kafka.topics import TopicPartitions
-from kjournal.metrics import Metrics, NoopMetrics
-from kjournal.metrics.catalogue import (
-    KAFKA_END_OFFSET_SECONDS,
-    KAFKA_POLL_SECONDS,
-    KAFKA_SEEK_SECONDS,
-    KAFKA_TAIL_RECORDS_SCANNED,
-)
-from kjournal.model import ActionRecord, Key
-from kjournal.read.tail import Tail, TailBuilder
+from kjournal.metrics import Metrics
+from kjournal.metrics import NoopMetrics
+from kjournal.metrics.catalogue import KAFKA_END_OFFSET_SECONDS
+from kjournal.metrics.catalogue import KAFKA_POLL_SECONDS
+from kjournal.metrics.catalogue import KAFKA_SEEK_SECONDS
+from kjournal.metrics.catalogue import KAFKA_TAIL_RECORDS_SCANNED
+from kjournal.model import ActionRecord
+from kjournal.model import Key
+from kjournal.read.tail import Tail
+from kjournal.read.tail import TailBuilder
 from kjournal.spans import conventions as sem
 from kjournal.spans import span
 from kjournal.wire.partitioner import partition_for
-from kjournal.wire.record import ConsumedRecord, decode_action_record
+from kjournal.wire.record import ConsumedRecord
+from kjournal.wire.record import decode_action_record
 
 _POLL_BYTES = 1 << 20  # record bytes materialized per poll, roughly
 _FIRST_POLL_RECORDS = 4  # before record sizes are known

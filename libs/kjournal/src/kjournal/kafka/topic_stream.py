@@ -3,9 +3,11 @@ consumes (read/follower.py)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator
+from collections.abc import Mapping
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition
 
 from kjournal.aio import uninterrupted
 from kjournal.kafka.errors import kafka_errors

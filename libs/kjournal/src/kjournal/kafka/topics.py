@@ -7,7 +7,8 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
 
-from kjournal.aio import AsyncResource, uninterrupted
+from kjournal.aio import AsyncResource
+from kjournal.aio import uninterrupted
 from kjournal.errors import UnknownTopic
 from kjournal.kafka.errors import kafka_errors
 from kjournal.kafka.settings import KafkaSettings

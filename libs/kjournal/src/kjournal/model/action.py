@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 from typing import TypeAlias
 
@@ -11,7 +12,8 @@ from kjournal.model.key import Key
 from kjournal.model.metadata import HeaderMetadata
 from kjournal.model.partition_offset import PartitionOffset
 from kjournal.model.payload import PayloadType
-from kjournal.model.seq_nr import SeqNr, SeqRange
+from kjournal.model.seq_nr import SeqNr
+from kjournal.model.seq_nr import SeqRange
 
 ACTION_HEADER = "journal.action"
 

@@ -14,7 +14,9 @@ import math
 import re
 
 from kjournal.errors import InvalidDuration
-from kjournal.model.expire_after import MAX_NANOS, NANOS_PER_UNIT, ExpireAfter
+from kjournal.model.expire_after import MAX_NANOS
+from kjournal.model.expire_after import NANOS_PER_UNIT
+from kjournal.model.expire_after import ExpireAfter
 from kjournal.model.payload import JsonValue
 
 _LABELS = {

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 
-from kjournal.errors import EmptyAppend, SeqNrOrderError
-from kjournal.model.metadata import PayloadMetadata, RecordMetadata
+from kjournal.errors import EmptyAppend
+from kjournal.errors import SeqNrOrderError
+from kjournal.model.metadata import PayloadMetadata
+from kjournal.model.metadata import RecordMetadata
 from kjournal.model.partition_offset import PartitionOffset
 from kjournal.model.payload import Payload
-from kjournal.model.seq_nr import SeqNr, SeqRange, seq_nr
+from kjournal.model.seq_nr import SeqNr
+from kjournal.model.seq_nr import SeqRange
+from kjournal.model.seq_nr import seq_nr
 
 
 @dataclass(frozen=True, slots=True)

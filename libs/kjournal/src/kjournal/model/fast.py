@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Final
 
-from kjournal.model.event import Event, EventRecord
+from kjournal.model.event import Event
+from kjournal.model.event import EventRecord
 from kjournal.model.metadata import RecordMetadata
 from kjournal.model.partition_offset import PartitionOffset
 from kjournal.model.payload import Payload

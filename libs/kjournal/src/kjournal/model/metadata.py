@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 from kjournal.model.expire_after import ExpireAfter
 from kjournal.model.payload import JsonValue

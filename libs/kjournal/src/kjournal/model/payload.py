@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import ClassVar, Final, NoReturn, TypeAlias
+from typing import ClassVar
+from typing import Final
+from typing import NoReturn
+from typing import TypeAlias
 
 from kjournal.errors import PayloadFormatError
 

@@ -13,7 +13,8 @@ from kjournal.model.conflict import Conflict
 from kjournal.model.head import Expiry
 from kjournal.model.key import Key
 from kjournal.model.partition_offset import PartitionOffset
-from kjournal.model.seq_nr import SeqNr, SeqRange
+from kjournal.model.seq_nr import SeqNr
+from kjournal.model.seq_nr import SeqRange
 
 
 @dataclass(frozen=True, slots=True)

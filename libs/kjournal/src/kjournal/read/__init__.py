@@ -16,10 +16,13 @@ guarantees.
 """
 
 from kjournal.read.follower import Follower
-from kjournal.read.outcome import LocalOutcomes, scanned_outcome
+from kjournal.read.outcome import LocalOutcomes
+from kjournal.read.outcome import scanned_outcome
 from kjournal.read.settings import FoldSettings
 from kjournal.read.tail import Tail
-from kjournal.read.view import JournalReader, JournalView, event_records
+from kjournal.read.view import JournalReader
+from kjournal.read.view import JournalView
+from kjournal.read.view import event_records
 
 __all__ = [
     "FoldSettings",

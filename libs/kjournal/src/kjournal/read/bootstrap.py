@@ -30,7 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kjournal.errors import TopicRepartitioned
-from kjournal.model import ActionRecord, Key, Purge
+from kjournal.model import ActionRecord
+from kjournal.model import Key
+from kjournal.model import Purge
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.read.journal_entry import Base

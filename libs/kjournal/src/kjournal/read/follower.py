@@ -21,35 +21,43 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Protocol
 
-from kjournal.aio import AsyncResource, cancel_and_wait
-from kjournal.errors import (
-    DeadlineExceeded,
-    FoldUnavailable,
-    PartitionCountChanged,
-    Unavailable,
-)
-from kjournal.metrics import Metrics, NoopMetrics
-from kjournal.metrics.catalogue import (
-    FOLD_FAILURES,
-    FOLD_LISTINGS,
-    FOLD_NEW_STARTS,
-    FOLD_STARTS,
-)
-from kjournal.model import ActionRecord, Key
+from kjournal.aio import AsyncResource
+from kjournal.aio import cancel_and_wait
+from kjournal.errors import DeadlineExceeded
+from kjournal.errors import FoldUnavailable
+from kjournal.errors import PartitionCountChanged
+from kjournal.errors import Unavailable
+from kjournal.metrics import Metrics
+from kjournal.metrics import NoopMetrics
+from kjournal.metrics.catalogue import FOLD_FAILURES
+from kjournal.metrics.catalogue import FOLD_LISTINGS
+from kjournal.metrics.catalogue import FOLD_NEW_STARTS
+from kjournal.metrics.catalogue import FOLD_STARTS
+from kjournal.model import ActionRecord
+from kjournal.model import Key
 from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
-from kjournal.ports import EventualReader, PartitionRecords
+from kjournal.ports import EventualReader
+from kjournal.ports import PartitionRecords
 from kjournal.read.bootstrap import start_of
-from kjournal.read.fates import Fate, Lookup
+from kjournal.read.fates import Fate
+from kjournal.read.fates import Lookup
 from kjournal.read.journal_entry import JournalEntry
 from kjournal.read.known import KnownJournals
-from kjournal.read.partition_fold import Overlap, PartitionFold, PayloadBudget
-from kjournal.read.records import Poison, decoded
+from kjournal.read.partition_fold import Overlap
+from kjournal.read.partition_fold import PartitionFold
+from kjournal.read.partition_fold import PayloadBudget
+from kjournal.read.records import Poison
+from kjournal.read.records import decoded
 from kjournal.read.settings import FoldSettings
 from kjournal.spans import untraced
 from kjournal.wire.partitioner import partition_for

@@ -10,11 +10,18 @@ state (seq_nr, delete_to), which the fold also keeps up to date record by record
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 from kjournal.fold.append_rule import takes
-from kjournal.fold.head_info import appended, deleted
-from kjournal.model import ActionRecord, Append, Delete, PartitionOffset, Purge, SeqNr
+from kjournal.fold.head_info import appended
+from kjournal.fold.head_info import deleted
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import Delete
+from kjournal.model import PartitionOffset
+from kjournal.model import Purge
+from kjournal.model import SeqNr
 from kjournal.model.head import JournalHead
 
 __all__ = ["Base", "HeadMeta", "JournalEntry", "head_of"]

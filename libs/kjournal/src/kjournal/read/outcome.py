@@ -35,25 +35,33 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from kjournal.errors import FoldUnavailable, JournalNotFound, JournalQuarantined, OutcomeUnknown
-from kjournal.fold.append_rule import Dropped, dropped_kind, same_content, takes
+from kjournal.errors import FoldUnavailable
+from kjournal.errors import JournalNotFound
+from kjournal.errors import JournalQuarantined
+from kjournal.errors import OutcomeUnknown
+from kjournal.fold.append_rule import Dropped
+from kjournal.fold.append_rule import dropped_kind
+from kjournal.fold.append_rule import same_content
+from kjournal.fold.append_rule import takes
 from kjournal.fold.head_info import fold_head_info
 from kjournal.metrics.catalogue import FOLD_ANSWERS
-from kjournal.model import (
-    ActionRecord,
-    Append,
-    AppendOutcome,
-    EventRecord,
-    Key,
-    Outcome,
-    PartitionOffset,
-    Purge,
-)
-from kjournal.read.fates import Fate, FateKind, Lookup
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import AppendOutcome
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import Outcome
+from kjournal.model import PartitionOffset
+from kjournal.model import Purge
+from kjournal.read.fates import Fate
+from kjournal.read.fates import FateKind
+from kjournal.read.fates import Lookup
 from kjournal.read.journal_entry import head_of
 from kjournal.read.partition_fold import Overlap
 from kjournal.read.tail import Tail
-from kjournal.read.view import JournalReader, JournalView, event_records
+from kjournal.read.view import JournalReader
+from kjournal.read.view import JournalView
+from kjournal.read.view import event_records
 
 __all__ = ["LocalOutcomes", "scanned_outcome"]
 

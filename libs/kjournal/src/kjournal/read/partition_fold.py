@@ -22,20 +22,35 @@ payload does not decode quarantines its journal, whose later records are parked.
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
+from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 
-from kjournal.fold.append_rule import dropped_kind, takes
-from kjournal.fold.head_info import HeadInfo, appended, deleted, fold_onto
+from kjournal.fold.append_rule import dropped_kind
+from kjournal.fold.append_rule import takes
+from kjournal.fold.head_info import HeadInfo
+from kjournal.fold.head_info import appended
+from kjournal.fold.head_info import deleted
+from kjournal.fold.head_info import fold_onto
 from kjournal.lru import used
-from kjournal.model import ActionRecord, Append, Delete, Mark, Purge
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import Delete
+from kjournal.model import Mark
+from kjournal.model import Purge
 from kjournal.read.bootstrap import Start
-from kjournal.read.fates import DROPPED_KINDS, Fate, FateKind, Lookup
-from kjournal.read.journal_entry import Base, JournalEntry
+from kjournal.read.fates import DROPPED_KINDS
+from kjournal.read.fates import Fate
+from kjournal.read.fates import FateKind
+from kjournal.read.fates import Lookup
+from kjournal.read.journal_entry import Base
+from kjournal.read.journal_entry import JournalEntry
 from kjournal.read.known import KnownJournals
-from kjournal.read.records import Poison, decoded
+from kjournal.read.records import Poison
+from kjournal.read.records import decoded
 from kjournal.read.tail import Tail
 from kjournal.wire.record import ConsumedRecord
 

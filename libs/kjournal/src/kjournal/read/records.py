@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from kjournal.errors import FormatError
-from kjournal.model import ActionRecord, Append
+from kjournal.model import ActionRecord
+from kjournal.model import Append
 from kjournal.wire.append_events import poison_reason
-from kjournal.wire.record import ConsumedRecord, decode_action_record
+from kjournal.wire.record import ConsumedRecord
+from kjournal.wire.record import decode_action_record
 
 __all__ = ["Poison", "decoded"]
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Protocol
 
-from kjournal.model import ActionRecord, Append, Key
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import Key
 
 
 @dataclass(frozen=True, slots=True)

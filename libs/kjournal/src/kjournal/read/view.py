@@ -15,32 +15,40 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TypeVar
 
 from opentelemetry.trace import Span
 
-from kjournal.errors import FoldUnavailable, JournalQuarantined, TopicRepartitioned
-from kjournal.fold.head_info import HeadInfo, fold_head_info
-from kjournal.metrics import NOOP_METRICS, Metrics
-from kjournal.metrics.catalogue import FOLD_ANSWERS, READ_PAYLOADS_DECODED, READ_PHASE_SECONDS
-from kjournal.model import (
-    SEQ_NR_MAX,
-    ActionRecord,
-    Append,
-    EventRecord,
-    Key,
-    PartitionOffset,
-    SeqNr,
-)
+from kjournal.errors import FoldUnavailable
+from kjournal.errors import JournalQuarantined
+from kjournal.errors import TopicRepartitioned
+from kjournal.fold.head_info import HeadInfo
+from kjournal.fold.head_info import fold_head_info
+from kjournal.metrics import NOOP_METRICS
+from kjournal.metrics import Metrics
+from kjournal.metrics.catalogue import FOLD_ANSWERS
+from kjournal.metrics.catalogue import READ_PAYLOADS_DECODED
+from kjournal.metrics.catalogue import READ_PHASE_SECONDS
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
 from kjournal.model.head import JournalHead
 from kjournal.model.replication import replication_lag
 from kjournal.ports import EventualReader
 from kjournal.read.follower import Follower
-from kjournal.read.journal_entry import HeadMeta, JournalEntry
-from kjournal.read.tail import JournalPartitions, Tail, TailScanner
+from kjournal.read.journal_entry import HeadMeta
+from kjournal.read.journal_entry import JournalEntry
+from kjournal.read.tail import JournalPartitions
+from kjournal.read.tail import Tail
+from kjournal.read.tail import TailScanner
 from kjournal.spans import conventions as sem
 from kjournal.spans import span
 from kjournal.wire.append_events import decode_append

@@ -6,6 +6,7 @@ and decodes a slice's records by journal; `planner.py` plans one journal's part,
 `quarantine.py` writes poison records and parks what follows them.
 """
 
-from kjournal.replicate.slice import ReplicationResult, replicate_partition
+from kjournal.replicate.slice import ReplicationResult
+from kjournal.replicate.slice import replicate_partition
 
 __all__ = ["ReplicationResult", "replicate_partition"]

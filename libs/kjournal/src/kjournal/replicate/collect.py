@@ -5,11 +5,18 @@ kept raw for the quarantine (`quarantine.py`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from kjournal.model import ActionRecord, Append, Key, Mark
-from kjournal.wire.append_events import DECODE_ERRORS, Decoded, decode_append
-from kjournal.wire.record import ConsumedRecord, decode_action_record
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.wire.append_events import DECODE_ERRORS
+from kjournal.wire.append_events import Decoded
+from kjournal.wire.append_events import decode_append
+from kjournal.wire.record import ConsumedRecord
+from kjournal.wire.record import decode_action_record
 
 __all__ = ["Decoded", "JournalSlice", "Slice", "collect", "decode_payload"]
 

@@ -12,13 +12,24 @@ row per repeated event (its offset and the kept event's), counted and logged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 
-from kjournal.fold.append_rule import MAX_GAP, Dropped, dropped_kind, same_content, takes
+from kjournal.fold.append_rule import MAX_GAP
+from kjournal.fold.append_rule import Dropped
+from kjournal.fold.append_rule import dropped_kind
+from kjournal.fold.append_rule import same_content
+from kjournal.fold.append_rule import takes
 from kjournal.fold.head_info import HeadInfo
-from kjournal.model import ActionRecord, Append, EventRecord, Key, Purge, SeqRange
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import EventRecord
+from kjournal.model import Key
+from kjournal.model import Purge
+from kjournal.model import SeqRange
 from kjournal.model.conflict import Conflict
 from kjournal.model.head import JournalHead
 from kjournal.ports import ReplicatedStore

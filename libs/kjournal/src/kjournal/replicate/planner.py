@@ -12,16 +12,33 @@ one before it leaves (`kjournal.fold.plan`).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC
+from datetime import datetime
+from datetime import tzinfo
 
-from kjournal.fold.batch import Appends, Batch, DeleteBatch, fold_batches
-from kjournal.fold.plan import InsertRows, Plan, Step, plan_append, plan_delete, plan_purge
-from kjournal.model import ActionRecord, Append, Key, PartitionOffset
+from kjournal.fold.batch import Appends
+from kjournal.fold.batch import Batch
+from kjournal.fold.batch import DeleteBatch
+from kjournal.fold.batch import fold_batches
+from kjournal.fold.plan import InsertRows
+from kjournal.fold.plan import Plan
+from kjournal.fold.plan import Step
+from kjournal.fold.plan import plan_append
+from kjournal.fold.plan import plan_delete
+from kjournal.fold.plan import plan_purge
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
 from kjournal.model.head import JournalHead
-from kjournal.replicate.collect import Decoded, JournalSlice, decode_payload
-from kjournal.replicate.dropped import DroppedAppend, taken
+from kjournal.replicate.collect import Decoded
+from kjournal.replicate.collect import JournalSlice
+from kjournal.replicate.collect import decode_payload
+from kjournal.replicate.dropped import DroppedAppend
+from kjournal.replicate.dropped import taken
 
 __all__ = ["Cutoff", "JournalPlan", "actions_before", "known_cutoff", "plan_journal"]
 

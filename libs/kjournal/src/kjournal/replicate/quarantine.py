@@ -14,11 +14,14 @@ only, so replaying a slice rewrites the same rows.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 from opentelemetry.trace import get_current_span
 
-from kjournal.model import ACTION_HEADER, Key, Mark
+from kjournal.model import ACTION_HEADER
+from kjournal.model import Key
+from kjournal.model import Mark
 from kjournal.model.quarantine import QuarantinedRecord
 from kjournal.replicate.collect import JournalSlice
 from kjournal.spans import conventions as sem

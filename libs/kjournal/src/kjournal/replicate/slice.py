@@ -27,24 +27,29 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC
+from datetime import datetime
+from datetime import tzinfo
 
-from kjournal.metrics import NOOP_METRICS, Metrics
-from kjournal.metrics.catalogue import (
-    REPLICATOR_BATCHES,
-    REPLICATOR_DROPPED_APPENDS,
-    REPLICATOR_EVENTS,
-    REPLICATOR_IGNORED_RECORDS,
-    REPLICATOR_POINTER2_OFFSET,
-    REPLICATOR_QUARANTINED_RECORDS,
-    REPLICATOR_RECORD_AGE,
-    REPLICATOR_RECORDS,
-    REPLICATOR_SLICE_SECONDS,
-)
+from kjournal.metrics import NOOP_METRICS
+from kjournal.metrics import Metrics
+from kjournal.metrics.catalogue import REPLICATOR_BATCHES
+from kjournal.metrics.catalogue import REPLICATOR_DROPPED_APPENDS
+from kjournal.metrics.catalogue import REPLICATOR_EVENTS
+from kjournal.metrics.catalogue import REPLICATOR_IGNORED_RECORDS
+from kjournal.metrics.catalogue import REPLICATOR_POINTER2_OFFSET
+from kjournal.metrics.catalogue import REPLICATOR_QUARANTINED_RECORDS
+from kjournal.metrics.catalogue import REPLICATOR_RECORD_AGE
+from kjournal.metrics.catalogue import REPLICATOR_RECORDS
+from kjournal.metrics.catalogue import REPLICATOR_SLICE_SECONDS
 from kjournal.ports import ReplicatedStore
-from kjournal.replicate.collect import Slice, collect
-from kjournal.replicate.dropped import Verdicts, classify_dropped
-from kjournal.replicate.planner import actions_before, known_cutoff, plan_journal
+from kjournal.replicate.collect import Slice
+from kjournal.replicate.collect import collect
+from kjournal.replicate.dropped import Verdicts
+from kjournal.replicate.dropped import classify_dropped
+from kjournal.replicate.planner import actions_before
+from kjournal.replicate.planner import known_cutoff
+from kjournal.replicate.planner import plan_journal
 from kjournal.replicate.quarantine import quarantined_records
 from kjournal.wire.record import ConsumedRecord
 

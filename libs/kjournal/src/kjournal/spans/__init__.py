@@ -14,13 +14,20 @@ sampled by a parent-based sampler either, so they are not made at all.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Iterator
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from contextlib import contextmanager
+from contextlib import nullcontext
 from contextvars import ContextVar
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version
 
 from opentelemetry import trace
-from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, get_current_span
+from opentelemetry.trace import INVALID_SPAN
+from opentelemetry.trace import Span
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import get_current_span
 from opentelemetry.util.types import AttributeValue
 
 __all__ = ["installed", "recording", "span", "tracer", "untraced"]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from opentelemetry.trace import INVALID_SPAN_CONTEXT, SpanContext, get_current_span
+from opentelemetry.trace import INVALID_SPAN_CONTEXT
+from opentelemetry.trace import SpanContext
+from opentelemetry.trace import get_current_span
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 __all__ = ["TRACEPARENT", "TRACESTATE", "record_context", "trace_headers"]

@@ -13,28 +13,38 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-from typing import Protocol, TypeVar
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
+from typing import Protocol
+from typing import TypeVar
 
-from kjournal.model import EventRecord, ExpireAfter, Key, PartitionOffset, SeqNr
-from kjournal.model.head import Expiry, JournalHead
+from kjournal.model import EventRecord
+from kjournal.model import ExpireAfter
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import SeqNr
+from kjournal.model.head import Expiry
+from kjournal.model.head import JournalHead
 from kjournal.model.quarantine import QuarantinedRecord
-from kjournal.ports import EventualReader, ReplicatedStore
-from kjournal.replicate import ReplicationResult, replicate_partition
-from kjournal.testing.records import (
-    KEY,
-    T0,
-    TOPIC,
-    append_record,
-    at,
-    broken,
-    delete_record,
-    mark_record,
-    purge_record,
-    timestamp_of,
-)
+from kjournal.ports import EventualReader
+from kjournal.ports import ReplicatedStore
+from kjournal.replicate import ReplicationResult
+from kjournal.replicate import replicate_partition
+from kjournal.testing.records import KEY
+from kjournal.testing.records import T0
+from kjournal.testing.records import TOPIC
+from kjournal.testing.records import append_record
+from kjournal.testing.records import at
+from kjournal.testing.records import broken
+from kjournal.testing.records import delete_record
+from kjournal.testing.records import mark_record
+from kjournal.testing.records import purge_record
+from kjournal.testing.records import timestamp_of
 from kjournal.wire.record import ConsumedRecord
 
 T = TypeVar("T")

@@ -3,32 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 
-from kjournal.fold.batch import AppendRecord, Appends, DeleteBatch, PurgeBatch
-from kjournal.model import (
-    ACTION_HEADER,
-    ActionRecord,
-    Append,
-    AppendHeader,
-    Delete,
-    DeleteHeader,
-    Event,
-    Events,
-    ExpireAfter,
-    JsonPayload,
-    Key,
-    Mark,
-    MarkHeader,
-    PartitionOffset,
-    PayloadMetadata,
-    PayloadType,
-    Purge,
-    PurgeHeader,
-    SeqNr,
-    SeqRange,
-)
-from kjournal.wire.record import ConsumedRecord, append_action, encode_action
+from kjournal.fold.batch import AppendRecord
+from kjournal.fold.batch import Appends
+from kjournal.fold.batch import DeleteBatch
+from kjournal.fold.batch import PurgeBatch
+from kjournal.model import ACTION_HEADER
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import AppendHeader
+from kjournal.model import Delete
+from kjournal.model import DeleteHeader
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import ExpireAfter
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.model import MarkHeader
+from kjournal.model import PartitionOffset
+from kjournal.model import PayloadMetadata
+from kjournal.model import PayloadType
+from kjournal.model import Purge
+from kjournal.model import PurgeHeader
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.wire.record import ConsumedRecord
+from kjournal.wire.record import append_action
+from kjournal.wire.record import encode_action
 
 TOPIC = "journal"
 KEY = Key(TOPIC, "id")

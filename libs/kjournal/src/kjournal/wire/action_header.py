@@ -16,22 +16,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kjournal.errors import HeaderFormatError, InvalidInput
-from kjournal.model import (
-    ActionHeader,
-    AppendHeader,
-    DeleteHeader,
-    HeaderMetadata,
-    JsonValue,
-    MarkHeader,
-    PayloadType,
-    PurgeHeader,
-    SeqNr,
-    SeqRange,
-    seq_nr,
-)
+from kjournal.errors import HeaderFormatError
+from kjournal.errors import InvalidInput
+from kjournal.model import ActionHeader
+from kjournal.model import AppendHeader
+from kjournal.model import DeleteHeader
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonValue
+from kjournal.model import MarkHeader
+from kjournal.model import PayloadType
+from kjournal.model import PurgeHeader
+from kjournal.model import SeqNr
+from kjournal.model import SeqRange
+from kjournal.model import seq_nr
 from kjournal.wire import json_text
-from kjournal.wire.metadata_json import header_metadata_from_value, header_metadata_to_value
+from kjournal.wire.metadata_json import header_metadata_from_value
+from kjournal.wire.metadata_json import header_metadata_to_value
 
 _RECORD_PAYLOAD_TYPES = {"binary": PayloadType.BINARY, "json": PayloadType.JSON}
 _EMPTY_HEADER_METADATA = HeaderMetadata()

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kjournal.errors import FormatError, InvalidInput
-from kjournal.model import Append, EventRecord, ExpireAfter, PartitionOffset, RecordMetadata
+from kjournal.errors import FormatError
+from kjournal.errors import InvalidInput
+from kjournal.model import Append
+from kjournal.model import EventRecord
+from kjournal.model import ExpireAfter
+from kjournal.model import PartitionOffset
+from kjournal.model import RecordMetadata
 from kjournal.model.fast import event_record
 from kjournal.wire.events import decode_events
 

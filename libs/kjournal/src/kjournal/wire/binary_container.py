@@ -20,19 +20,21 @@ from __future__ import annotations
 
 import struct
 
-from kjournal.errors import InvalidDuration, InvalidInput, InvalidPayload, PayloadFormatError
-from kjournal.model import (
-    BinaryPayload,
-    Event,
-    Events,
-    JsonPayload,
-    Payload,
-    PayloadMetadata,
-    SeqNr,
-    TextPayload,
-)
+from kjournal.errors import InvalidDuration
+from kjournal.errors import InvalidInput
+from kjournal.errors import InvalidPayload
+from kjournal.errors import PayloadFormatError
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import JsonPayload
+from kjournal.model import Payload
+from kjournal.model import PayloadMetadata
+from kjournal.model import SeqNr
+from kjournal.model import TextPayload
 from kjournal.wire import json_text
-from kjournal.wire.metadata_json import payload_metadata_from_value, payload_metadata_to_value
+from kjournal.wire.metadata_json import payload_metadata_from_value
+from kjournal.wire.metadata_json import payload_metadata_to_value
 from kjournal.wire.tag_order import scala_tag_order
 
 VERSION = 1

@@ -4,9 +4,13 @@ on read. The record-level payloadType is only ever BINARY or JSON."""
 from __future__ import annotations
 
 from kjournal.errors import PayloadFormatError
-from kjournal.model import BinaryPayload, Events, PayloadType
-from kjournal.wire.binary_container import decode_binary_container, encode_binary_container
-from kjournal.wire.json_container import decode_json_container, encode_json_container
+from kjournal.model import BinaryPayload
+from kjournal.model import Events
+from kjournal.model import PayloadType
+from kjournal.wire.binary_container import decode_binary_container
+from kjournal.wire.binary_container import encode_binary_container
+from kjournal.wire.json_container import decode_json_container
+from kjournal.wire.json_container import encode_json_container
 
 
 def encode_events(events: Events) -> tuple[PayloadType, bytes]:

@@ -14,22 +14,23 @@ from __future__ import annotations
 
 from typing import cast
 
-from kjournal.errors import InvalidInput, InvalidPayload, PayloadFormatError
-from kjournal.model import (
-    SEQ_NR_MAX,
-    BinaryPayload,
-    Event,
-    Events,
-    JsonPayload,
-    JsonValue,
-    Payload,
-    PayloadMetadata,
-    TextPayload,
-    fast,
-)
+from kjournal.errors import InvalidInput
+from kjournal.errors import InvalidPayload
+from kjournal.errors import PayloadFormatError
+from kjournal.model import SEQ_NR_MAX
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import Events
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Payload
+from kjournal.model import PayloadMetadata
+from kjournal.model import TextPayload
+from kjournal.model import fast
 from kjournal.model import seq_nr as checked_seq_nr
 from kjournal.wire import json_text
-from kjournal.wire.metadata_json import payload_metadata_from_value, payload_metadata_to_value
+from kjournal.wire.metadata_json import payload_metadata_from_value
+from kjournal.wire.metadata_json import payload_metadata_to_value
 from kjournal.wire.tag_order import scala_tag_order
 
 _NO_TAGS: frozenset[str] = frozenset()

@@ -10,15 +10,15 @@ work on parsed JSON and raise ValueError or InvalidDuration; the text functions 
 
 from __future__ import annotations
 
-from kjournal.errors import FormatError, InvalidDuration
-from kjournal.model import (
-    EMPTY_RECORD_METADATA,
-    HeaderMetadata,
-    JsonValue,
-    PayloadMetadata,
-    RecordMetadata,
-)
-from kjournal.model.durations import expire_after_from_json, expire_after_to_json
+from kjournal.errors import FormatError
+from kjournal.errors import InvalidDuration
+from kjournal.model import EMPTY_RECORD_METADATA
+from kjournal.model import HeaderMetadata
+from kjournal.model import JsonValue
+from kjournal.model import PayloadMetadata
+from kjournal.model import RecordMetadata
+from kjournal.model.durations import expire_after_from_json
+from kjournal.model.durations import expire_after_to_json
 from kjournal.wire import json_text
 
 _EMPTY_HEADER = HeaderMetadata()

@@ -9,31 +9,37 @@ they are never user headers (`RESERVED_HEADERS`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 
-from kjournal.errors import FormatError, HeaderFormatError, InvalidInput, InvalidKey
-from kjournal.model import (
-    ACTION_HEADER,
-    Action,
-    ActionRecord,
-    Append,
-    AppendHeader,
-    Delete,
-    DeleteHeader,
-    Events,
-    HeaderMetadata,
-    Key,
-    Mark,
-    MarkHeader,
-    PartitionOffset,
-    PayloadMetadata,
-    Purge,
-    RecordMetadata,
-)
+from kjournal.errors import FormatError
+from kjournal.errors import HeaderFormatError
+from kjournal.errors import InvalidInput
+from kjournal.errors import InvalidKey
+from kjournal.model import ACTION_HEADER
+from kjournal.model import Action
+from kjournal.model import ActionRecord
+from kjournal.model import Append
+from kjournal.model import AppendHeader
+from kjournal.model import Delete
+from kjournal.model import DeleteHeader
+from kjournal.model import Events
+from kjournal.model import HeaderMetadata
+from kjournal.model import Key
+from kjournal.model import Mark
+from kjournal.model import MarkHeader
+from kjournal.model import PartitionOffset
+from kjournal.model import PayloadMetadata
+from kjournal.model import Purge
+from kjournal.model import RecordMetadata
 from kjournal.model.action import RESERVED_HEADERS
-from kjournal.wire.action_header import decode_action_header, encode_action_header
+from kjournal.wire.action_header import decode_action_header
+from kjournal.wire.action_header import encode_action_header
 from kjournal.wire.events import encode_events
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

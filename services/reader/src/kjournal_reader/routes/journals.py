@@ -6,33 +6,38 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter
+from fastapi import Request
+from fastapi import Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from kjournal.api.conditions import entity_tag
-from kjournal.api.convert import event_record_to_json, journal_status_out
+from kjournal.api.convert import event_record_to_json
+from kjournal.api.convert import journal_status_out
 from kjournal.errors import JournalNotFound
 from kjournal.model import SEQ_NR_MAX
 from kjournal.spans import conventions as sem
-from kjournal_service.auth import Scope, requires
+from kjournal_service.auth import Scope
+from kjournal_service.auth import requires
 from kjournal_service.hot_routes import served_by
 from kjournal_service.ndjson import first_chunk
-from kjournal_service.params import IdPath, TopicPath
+from kjournal_service.params import IdPath
+from kjournal_service.params import TopicPath
 from kjournal_service.problems import problem_responses
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
+from pydantic import ValidationError
 from starlette.background import BackgroundTask
 from starlette.datastructures import QueryParams
 
 from kjournal_reader.deps import JournalDep
-from kjournal_reader.schemas import (
-    FromQuery,
-    JournalStatusOut,
-    LimitQuery,
-    PointerOut,
-    ToQuery,
-)
+from kjournal_reader.schemas import FromQuery
+from kjournal_reader.schemas import JournalStatusOut
+from kjournal_reader.schemas import LimitQuery
+from kjournal_reader.schemas import PointerOut
+from kjournal_reader.schemas import ToQuery
 from kjournal_reader.state import ReaderState
-from kjournal_reader.streams import ndjson_responses, whole_or_streamed
+from kjournal_reader.streams import ndjson_responses
+from kjournal_reader.streams import whole_or_streamed
 
 router = APIRouter(prefix="/v1/journals", tags=["journals"])
 

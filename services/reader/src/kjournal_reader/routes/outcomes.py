@@ -11,32 +11,38 @@ from collections.abc import AsyncIterator
 from contextvars import copy_context
 
 import orjson
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter
+from fastapi import HTTPException
+from fastapi import Request
+from fastapi import Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
-from kjournal.api.convert import append_outcome_json, append_outcome_out
+from kjournal.api.convert import append_outcome_json
+from kjournal.api.convert import append_outcome_out
 from kjournal.api.keys import KeyRules
 from kjournal.api.problems import problem_for_error
-from kjournal.api.schemas import (
-    NDJSON_CONTENT_TYPE,
-    AppendOutcomeOut,
-    OutcomeLineOut,
-    OutcomeQuestionIn,
-    OutcomesRequest,
-)
-from kjournal.errors import KJournalError, OutcomeUnknown
-from kjournal.model import AppendOutcome, Key
+from kjournal.api.schemas import NDJSON_CONTENT_TYPE
+from kjournal.api.schemas import AppendOutcomeOut
+from kjournal.api.schemas import OutcomeLineOut
+from kjournal.api.schemas import OutcomeQuestionIn
+from kjournal.api.schemas import OutcomesRequest
+from kjournal.errors import KJournalError
+from kjournal.errors import OutcomeUnknown
+from kjournal.model import AppendOutcome
+from kjournal.model import Key
 from kjournal.read.outcome import LocalOutcomes
 from kjournal.spans import conventions as sem
 from kjournal.spans import span
-from kjournal_service.auth import Scope, requires
+from kjournal_service.auth import Scope
+from kjournal_service.auth import requires
 from kjournal_service.params import TopicPath
 from kjournal_service.problems import problem_responses
 from opentelemetry import context as otel_context
 from opentelemetry.propagate import extract
 from pydantic import ValidationError
 
-from kjournal_reader.deps import JournalDep, outcomes_of
+from kjournal_reader.deps import JournalDep
+from kjournal_reader.deps import outcomes_of
 from kjournal_reader.schemas import OffsetPath
 from kjournal_reader.state import ReaderState
 

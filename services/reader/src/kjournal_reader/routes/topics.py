@@ -3,33 +3,42 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
+from fastapi import Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.convert import replication_out
-from kjournal.feed import AppendEvents, Cursor, FeedRequest, RecordEntries, entry_to_json
+from kjournal.feed import AppendEvents
+from kjournal.feed import Cursor
+from kjournal.feed import FeedRequest
+from kjournal.feed import RecordEntries
+from kjournal.feed import entry_to_json
 from kjournal.replication_status import record_lag
-from kjournal_service.auth import Scope, requires
-from kjournal_service.deps import HttpDep, MetricsDep, TopicDep
-from kjournal_service.ndjson import Lines, ndjson_line, ndjson_lines_sharing, prefetch
+from kjournal_service.auth import Scope
+from kjournal_service.auth import requires
+from kjournal_service.deps import HttpDep
+from kjournal_service.deps import MetricsDep
+from kjournal_service.deps import TopicDep
+from kjournal_service.ndjson import Lines
+from kjournal_service.ndjson import ndjson_line
+from kjournal_service.ndjson import ndjson_lines_sharing
+from kjournal_service.ndjson import prefetch
 from kjournal_service.problems import problem_responses
 
-from kjournal_reader.deps import EventualDep, ReadsDep, StreamSlotDep
-from kjournal_reader.schemas import (
-    AfterQuery,
-    FeedFromQuery,
-    HeartbeatQuery,
-    IdPrefixQuery,
-    LastEventIdHeader,
-    PartitionsQuery,
-    ReplicationOut,
-    TagQuery,
-)
-from kjournal_reader.streams import (
-    EVENT_STREAM_CONTENT_TYPE,
-    event_stream_response,
-    ndjson_response,
-    ndjson_responses,
-)
+from kjournal_reader.deps import EventualDep
+from kjournal_reader.deps import ReadsDep
+from kjournal_reader.deps import StreamSlotDep
+from kjournal_reader.schemas import AfterQuery
+from kjournal_reader.schemas import FeedFromQuery
+from kjournal_reader.schemas import HeartbeatQuery
+from kjournal_reader.schemas import IdPrefixQuery
+from kjournal_reader.schemas import LastEventIdHeader
+from kjournal_reader.schemas import PartitionsQuery
+from kjournal_reader.schemas import ReplicationOut
+from kjournal_reader.schemas import TagQuery
+from kjournal_reader.streams import EVENT_STREAM_CONTENT_TYPE
+from kjournal_reader.streams import event_stream_response
+from kjournal_reader.streams import ndjson_response
+from kjournal_reader.streams import ndjson_responses
 
 router = APIRouter(prefix="/v1/topics", tags=["topics"])
 

@@ -17,8 +17,11 @@ from pathlib import Path
 
 from kjournal.errors import KJournalError
 
-from kjournal_replicator.check.job import CheckOptions, run_check
-from kjournal_replicator.ops_command import add_metrics_arguments, command_main, read_settings
+from kjournal_replicator.check.job import CheckOptions
+from kjournal_replicator.check.job import run_check
+from kjournal_replicator.ops_command import add_metrics_arguments
+from kjournal_replicator.ops_command import command_main
+from kjournal_replicator.ops_command import read_settings
 from kjournal_replicator.settings import ReplicatorSettings
 
 __all__ = ["add_arguments", "main", "run_command"]

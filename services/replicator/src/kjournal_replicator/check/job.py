@@ -5,19 +5,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 
 from cassandra.cluster import Session
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.snapshot import CassandraSnapshotReader
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.check.findings import JournalResult, PartitionResult
+from kjournal.check.findings import JournalResult
+from kjournal.check.findings import PartitionResult
 from kjournal.check.report import TopicReport
 from kjournal.errors import MicroBatchError
-from kjournal.metrics.catalogue import CHECK_EVENTS, CHECK_JOURNALS, CHECK_RUN_SECONDS
+from kjournal.metrics.catalogue import CHECK_EVENTS
+from kjournal.metrics.catalogue import CHECK_JOURNALS
+from kjournal.metrics.catalogue import CHECK_RUN_SECONDS
 from kjournal.wire.partitioner import partition_for
 from kjournal.wire.record import ConsumedRecord
 from kjournal_service.metrics_prometheus import PrometheusMetrics
@@ -25,18 +30,21 @@ from pyspark.sql import SparkSession
 
 from kjournal_replicator.apply import COLUMNS
 from kjournal_replicator.check.kafka import KafkaLog
-from kjournal_replicator.check.recheck import (
-    Confirmed,
-    behind_horizon,
-    recheck_journals,
-    settle_pointer2,
-)
-from kjournal_replicator.check.repair import CHANGED, REPAIRED, repair_journal, repair_pointer2
-from kjournal_replicator.check.task import CheckTask, check_one
+from kjournal_replicator.check.recheck import Confirmed
+from kjournal_replicator.check.recheck import behind_horizon
+from kjournal_replicator.check.recheck import recheck_journals
+from kjournal_replicator.check.recheck import settle_pointer2
+from kjournal_replicator.check.repair import CHANGED
+from kjournal_replicator.check.repair import REPAIRED
+from kjournal_replicator.check.repair import repair_journal
+from kjournal_replicator.check.repair import repair_pointer2
+from kjournal_replicator.check.task import CheckTask
+from kjournal_replicator.check.task import check_one
 from kjournal_replicator.ranges import OffsetRange
 from kjournal_replicator.run_metrics import hand_on
 from kjournal_replicator.settings import ReplicatorSettings
-from kjournal_replicator.spark import build_spark, read_ranges
+from kjournal_replicator.spark import build_spark
+from kjournal_replicator.spark import read_ranges
 
 __all__ = ["CheckOptions", "run_check"]
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
 
 from kjournal_replicator.scanned_log import ScannedLog
 

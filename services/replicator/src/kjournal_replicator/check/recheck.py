@@ -22,13 +22,23 @@ import asyncio
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC
+from datetime import datetime
+from datetime import tzinfo
 
-from kjournal.check.compare import compare, segments_to_read
-from kjournal.check.findings import Finding, JournalResult, Kind, PartitionResult, Unchecked
+from kjournal.check.compare import compare
+from kjournal.check.compare import segments_to_read
+from kjournal.check.findings import Finding
+from kjournal.check.findings import JournalResult
+from kjournal.check.findings import Kind
+from kjournal.check.findings import PartitionResult
+from kjournal.check.findings import Unchecked
 from kjournal.check.fold import fold_partition
 from kjournal.check.partition import pointer2_findings
-from kjournal.check.state import ExpectedJournal, StoredJournal, StoreSnapshot, expected_of
+from kjournal.check.state import ExpectedJournal
+from kjournal.check.state import StoredJournal
+from kjournal.check.state import StoreSnapshot
+from kjournal.check.state import expected_of
 from kjournal.model import Key
 from kjournal.wire.record import ConsumedRecord
 

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC
+from datetime import datetime
+from datetime import tzinfo
 
 from kjournal.cassandra.snapshot import CassandraSnapshotReader
 from kjournal.cassandra.writer import CassandraReplicatedStore
-from kjournal.check.compare import compare, segments_to_read
-from kjournal.check.findings import Finding, Kind, PartitionResult
+from kjournal.check.compare import compare
+from kjournal.check.compare import segments_to_read
+from kjournal.check.findings import Finding
+from kjournal.check.findings import Kind
+from kjournal.check.findings import PartitionResult
 from kjournal.check.repair import repair_steps
 from kjournal.check.state import StoredJournal
 

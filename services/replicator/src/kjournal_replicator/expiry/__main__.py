@@ -15,9 +15,13 @@ import sys
 
 from kjournal.errors import KJournalError
 
-from kjournal_replicator.expiry.job import ExpiryOptions, dumps, run_expiry
+from kjournal_replicator.expiry.job import ExpiryOptions
+from kjournal_replicator.expiry.job import dumps
+from kjournal_replicator.expiry.job import run_expiry
 from kjournal_replicator.expiry.settings import ExpirySettings
-from kjournal_replicator.ops_command import add_metrics_arguments, command_main, read_settings
+from kjournal_replicator.ops_command import add_metrics_arguments
+from kjournal_replicator.ops_command import command_main
+from kjournal_replicator.ops_command import read_settings
 
 __all__ = ["add_arguments", "main", "run_command"]
 

@@ -7,14 +7,17 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
-from importlib.metadata import PackageNotFoundError, version
+from datetime import date
+from datetime import datetime
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from kjournal.cassandra.session import connect
 from kjournal.cassandra.snapshot import CassandraSnapshotReader
-from kjournal.expiry import ExpiryReport, expire_topic
+from kjournal.expiry import ExpiryReport
+from kjournal.expiry import expire_topic
 from kjournal_service.metrics_prometheus import PrometheusMetrics
 
 from kjournal_replicator.expiry.log import KafkaExpiryLog

@@ -8,11 +8,16 @@ job's origin in their header.
 from __future__ import annotations
 
 import socket
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 from kjournal.kafka.producer import ActionProducer
-from kjournal.kafka.settings import ConsumerPoolSettings, KafkaSettings
-from kjournal.model import Key, PartitionOffset, Purge, PurgeHeader
+from kjournal.kafka.settings import ConsumerPoolSettings
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import Purge
+from kjournal.model import PurgeHeader
 from kjournal.wire.record import encode_action
 
 from kjournal_replicator.scanned_log import ScannedLog

@@ -13,9 +13,12 @@ from typing import Annotated
 
 from kjournal.cassandra.settings import CassandraSettings
 from kjournal.kafka.settings import KafkaSettings
-from kjournal.settings_types import CommaSeparated, non_empty
+from kjournal.settings_types import CommaSeparated
+from kjournal.settings_types import non_empty
 from kjournal_service.settings import ServiceSettings
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
 
 __all__ = ["ExpiryJobSettings", "ExpirySettings"]
 

@@ -5,26 +5,30 @@ from __future__ import annotations
 
 import uuid
 
-from fastapi import APIRouter, Request, Response
-from kjournal.api.conditions import entity_tag, parse_condition
+from fastapi import APIRouter
+from fastapi import Request
+from fastapi import Response
+from kjournal.api.conditions import entity_tag
+from kjournal.api.conditions import parse_condition
 from kjournal.api.convert import append_response_json
 from kjournal.metrics.catalogue import WRITER_EVENTS
-from kjournal_service.auth import Scope, requires
+from kjournal_service.auth import Scope
+from kjournal_service.auth import requires
 from kjournal_service.problems import problem_responses
 
 from kjournal_writer.append_body import read_append
-from kjournal_writer.deps import JournalDep, openapi_request_body, parse_json_body
+from kjournal_writer.deps import JournalDep
+from kjournal_writer.deps import openapi_request_body
+from kjournal_writer.deps import parse_json_body
 from kjournal_writer.outcomes import CALLER_AUTHORIZATION
-from kjournal_writer.schemas import (
-    AppendRequest,
-    AppendResponse,
-    IdPath,
-    MarkRequest,
-    MarkResponse,
-    PositionOut,
-    TopicPath,
-    ToQuery,
-)
+from kjournal_writer.schemas import AppendRequest
+from kjournal_writer.schemas import AppendResponse
+from kjournal_writer.schemas import IdPath
+from kjournal_writer.schemas import MarkRequest
+from kjournal_writer.schemas import MarkResponse
+from kjournal_writer.schemas import PositionOut
+from kjournal_writer.schemas import TopicPath
+from kjournal_writer.schemas import ToQuery
 from kjournal_writer.state import WriterState
 
 router = APIRouter(prefix="/v1/journals", tags=["journals"])

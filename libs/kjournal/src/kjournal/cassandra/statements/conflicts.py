@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 from cassandra.query import PreparedStatement
 
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare, cql
-from kjournal.cassandra.tables import TableDef, cql_columns
-from kjournal.model import PartitionOffset, seq_nr
+from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import cql
+from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import cql_columns
+from kjournal.model import PartitionOffset
+from kjournal.model import seq_nr
 from kjournal.model.conflict import Conflict
 
 __all__ = [

@@ -14,35 +14,46 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC
 from types import MappingProxyType
-from typing import Any, Final, NoReturn, cast
+from typing import Any
+from typing import Final
+from typing import NoReturn
+from typing import cast
 
-from cassandra.query import UNSET_VALUE, PreparedStatement, Statement
+from cassandra.query import UNSET_VALUE
+from cassandra.query import PreparedStatement
+from cassandra.query import Statement
 
 from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare, cql
-from kjournal.cassandra.tables import TableDef, cql_columns
-from kjournal.errors import DataIntegrityError, FormatError, InvalidPayload
-from kjournal.model import (
-    BinaryPayload,
-    Event,
-    EventRecord,
-    JsonPayload,
-    JsonValue,
-    Key,
-    PartitionOffset,
-    Payload,
-    PayloadType,
-    TextPayload,
-)
+from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import cql
+from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import cql_columns
+from kjournal.errors import DataIntegrityError
+from kjournal.errors import FormatError
+from kjournal.errors import InvalidPayload
+from kjournal.model import BinaryPayload
+from kjournal.model import Event
+from kjournal.model import EventRecord
+from kjournal.model import JsonPayload
+from kjournal.model import JsonValue
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import Payload
+from kjournal.model import PayloadType
+from kjournal.model import TextPayload
 from kjournal.model.action import RESERVED_HEADERS
-from kjournal.model.fast import EVENT_RECORD_SETTERS, EVENT_SETTERS
+from kjournal.model.fast import EVENT_RECORD_SETTERS
+from kjournal.model.fast import EVENT_SETTERS
 from kjournal.wire import json_text
-from kjournal.wire.metadata_json import record_metadata_from_json, record_metadata_to_json
+from kjournal.wire.metadata_json import record_metadata_from_json
+from kjournal.wire.metadata_json import record_metadata_to_json
 
 __all__ = [
     "INSERT_COLUMNS",

@@ -6,7 +6,8 @@ started with `auto-create = false` against a keyspace kjournal created finds it.
 
 from __future__ import annotations
 
-from kjournal.cassandra.tables import TableDef, cql_columns
+from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import cql_columns
 
 __all__ = ["LOCKS"]
 

@@ -8,23 +8,38 @@ buckets) or the old one (100).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
-from typing import Any, Final
+from datetime import date
+from datetime import datetime
+from typing import Any
+from typing import Final
 
-from cassandra.query import UNSET_VALUE, PreparedStatement, Statement
-from cassandra.util import Date, Duration
+from cassandra.query import UNSET_VALUE
+from cassandra.query import PreparedStatement
+from cassandra.query import Statement
+from cassandra.util import Date
+from cassandra.util import Duration
 
 from kjournal.cassandra.binding import Binder
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare, cql
+from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import cql
 from kjournal.cassandra.statements.journal import unset_if_none
-from kjournal.cassandra.tables import TableDef, cql_columns
-from kjournal.errors import FormatError, InvalidDuration, InvalidSeqNr
+from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import cql_columns
+from kjournal.errors import FormatError
+from kjournal.errors import InvalidDuration
+from kjournal.errors import InvalidSeqNr
 from kjournal.fold.plan import UpdateHead
-from kjournal.model import ExpireAfter, Key, PartitionOffset, seq_nr
-from kjournal.model.head import MIN_SEGMENT_SIZE, Expiry, JournalHead
+from kjournal.model import ExpireAfter
+from kjournal.model import Key
+from kjournal.model import PartitionOffset
+from kjournal.model import seq_nr
+from kjournal.model.head import MIN_SEGMENT_SIZE
+from kjournal.model.head import Expiry
+from kjournal.model.head import JournalHead
 
 __all__ = [
     "HEAD_COLUMNS",

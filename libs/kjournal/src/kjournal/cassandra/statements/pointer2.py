@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from cassandra.query import PreparedStatement, Statement
+from cassandra.query import PreparedStatement
+from cassandra.query import Statement
 
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare, cql
-from kjournal.cassandra.tables import TableDef, cql_columns
+from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import cql
+from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import cql_columns
 
 __all__ = ["POINTER2", "StoreStatements", "insert_cql", "select_cql", "update_cql"]
 

@@ -8,15 +8,19 @@ policy).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Final
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import Final
 
 from cassandra.query import PreparedStatement
 
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.statements import Prepare, cql
+from kjournal.cassandra.statements import Prepare
+from kjournal.cassandra.statements import cql
 from kjournal.cassandra.statements.journal import unset_if_none
-from kjournal.cassandra.tables import TableDef, cql_columns
+from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import cql_columns
 from kjournal.model.quarantine import QuarantinedRecord
 
 __all__ = [

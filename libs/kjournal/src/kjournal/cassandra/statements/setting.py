@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kjournal.cassandra.settings import TableNames
-from kjournal.cassandra.tables import TableDef, cql_columns
+from kjournal.cassandra.tables import TableDef
+from kjournal.cassandra.tables import cql_columns
 
 __all__ = ["SETTING", "insert_cql", "select_value_cql"]
 
