@@ -69,6 +69,7 @@ __all__ = [
     "append_outcome_from_out",
     "append_outcome_json",
     "append_outcome_out",
+    "append_record_json",
     "append_request_body",
     "append_response",
     "append_response_json",
@@ -293,17 +294,35 @@ def event_json(event: Event) -> dict[str, Any]:
 
 def record_json(record: EventRecord) -> dict[str, Any]:
     """The members of an event's line that every event of its append shares: its record's."""
-    metadata = record.metadata
+    return append_record_json(
+        record.timestamp,
+        record.partition_offset,
+        record.metadata,
+        record.headers,
+        record.origin,
+        record.version,
+    )
+
+
+def append_record_json(
+    timestamp: datetime,
+    position: PartitionOffset,
+    metadata: RecordMetadata,
+    headers: Mapping[str, str],
+    origin: str | None,
+    version: str | None,
+) -> dict[str, Any]:
+    """`record_json` of an append's events, from the append's own parts."""
     expire_after = metadata.payload.expire_after
     return {
-        "timestamp": format_timestamp(record.timestamp),
-        "partition": record.partition_offset.partition,
-        "offset": record.partition_offset.offset,
+        "timestamp": format_timestamp(timestamp),
+        "partition": position.partition,
+        "offset": position.offset,
         "metadata": {"header": metadata.header.data, "payload": metadata.payload.data},
         "expireAfter": None if expire_after is None else format_duration(expire_after),
-        "headers": dict(record.headers),
-        "origin": record.origin,
-        "version": record.version,
+        "headers": dict(headers),
+        "origin": origin,
+        "version": version,
     }
 
 

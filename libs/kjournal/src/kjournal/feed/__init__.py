@@ -4,6 +4,7 @@ agreeing with journal reads (docs/feed.md)."""
 from kjournal.feed.cursor import Cursor
 from kjournal.feed.cursor import Position
 from kjournal.feed.entries import AppendEvents
+from kjournal.feed.entries import AppendLines
 from kjournal.feed.entries import Control
 from kjournal.feed.entries import FeedControl
 from kjournal.feed.entries import FeedEnd
@@ -19,6 +20,7 @@ from kjournal.feed.source import TopicSource
 
 __all__ = [
     "AppendEvents",
+    "AppendLines",
     "Control",
     "Cursor",
     "FeedControl",

@@ -10,6 +10,7 @@ tells a live follower, now and then, that nothing came, with the cursor it may r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +28,9 @@ from kjournal.model import EventRecord
 
 __all__ = [
     "AppendEvents",
+    "AppendLines",
     "Control",
+    "DeliveredEvents",
     "FeedControl",
     "FeedEnd",
     "FeedEntry",
@@ -113,7 +116,44 @@ class AppendEvents:
         return {"type": "event", "id": self.id, **record_json(records[0])}, own
 
 
-RecordEntries: TypeAlias = AppendEvents | Sequence[FeedEntry]
+@dataclass(frozen=True, slots=True)
+class AppendLines:
+    """The events a catch-up delivers of an append in a plain JSON container, as
+    feed/plain_json.py read them: the record's members (`shared`) and each event's own
+    (`events`), for each i of `indexes`. Its lines are AppendEvents' lines of the same append;
+    `entries()` decodes the append the full way (`decoded`)."""
+
+    id: str
+    shared: dict[str, Any]
+    events: list[dict[str, Any]]  # all the append's events' own members
+    indexes: tuple[int, ...]
+    frame: CursorFrame
+    offset: int
+    decoded: Callable[[], tuple[EventRecord, ...]]
+
+    def __len__(self) -> int:
+        return len(self.indexes)
+
+    def entries(self) -> list[FeedEvent]:
+        records = self.decoded()
+        return AppendEvents(self.id, records, self.indexes, self.frame, self.offset).entries()
+
+    def lines_json(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """As AppendEvents.lines_json (each event's members completed in place, once)."""
+        count, frame, offset, events = len(self.events), self.frame, self.offset, self.events
+        own: list[dict[str, Any]] = []
+        for index in self.indexes:
+            line = events[index]
+            line["index"] = index
+            line["cursor"] = frame.text_after_event(offset, index, count)
+            own.append(line)
+        return {"type": "event", "id": self.id, **self.shared}, own
+
+
+DeliveredEvents: TypeAlias = AppendEvents | AppendLines
+"""An append's delivered events, decoded or as read from a plain JSON container."""
+
+RecordEntries: TypeAlias = AppendEvents | AppendLines | Sequence[FeedEntry]
 """What a feed delivers of one record: an append's events, or a control entry (or nothing)."""
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from functools import partial
 
 from kjournal.errors import FoldUnavailable
 from kjournal.errors import FormatError
@@ -32,7 +33,9 @@ from kjournal.feed.cursor import Cursor
 from kjournal.feed.cursor import CursorFrame
 from kjournal.feed.cursor import Position
 from kjournal.feed.entries import AppendEvents
+from kjournal.feed.entries import AppendLines
 from kjournal.feed.entries import Control
+from kjournal.feed.entries import DeliveredEvents
 from kjournal.feed.entries import FeedControl
 from kjournal.feed.entries import FeedEnd
 from kjournal.feed.entries import FeedEntry
@@ -40,15 +43,16 @@ from kjournal.feed.entries import FeedHeartbeat
 from kjournal.feed.entries import RecordEntries
 from kjournal.feed.judge import Verdict
 from kjournal.feed.judge import judge
+from kjournal.feed.plain_json import plain_json_lines
 from kjournal.feed.source import TopicSource
 from kjournal.feed.states import DEFAULT_CAPACITY
 from kjournal.feed.states import JournalState
 from kjournal.feed.states import JournalStates
 from kjournal.feed.states import StateResolver
 from kjournal.model import Append
-from kjournal.model import EventRecord
 from kjournal.model import Key
 from kjournal.model import Mark
+from kjournal.model import PartitionOffset
 from kjournal.read import JournalReader
 from kjournal.read import event_records
 from kjournal.read.fates import Fate
@@ -156,7 +160,7 @@ class TopicFeed:
                 _accept(request.id_prefix),
             )
             async for raw in records:
-                entries = await self._next(plan, raw, states, positions)
+                entries = await self._next(plan, raw, states, positions, as_lines=True)
                 if entries:
                     yield entries
             positions[partition] = Position(plan.ends[partition])
@@ -238,9 +242,12 @@ class TopicFeed:
         states: JournalStates,
         positions: dict[int, Position],
         resolved: dict[tuple[int, str], JournalState] | None = None,
+        *,
+        as_lines: bool = False,
     ) -> RecordEntries:
         """The entries of the next record of its partition; the partition's position after it.
-        `resolved`: states looked up ahead (`_resolve_new`), each taken once."""
+        `resolved`: states looked up ahead (`_resolve_new`), each taken once. `as_lines`: an
+        append in a plain JSON container as AppendLines (a catch-up writes lines, not entries)."""
         partition = raw.partition
         expected = positions[partition].offset
         if raw.offset > expected and not plan.request.id_prefix:
@@ -257,9 +264,11 @@ class TopicFeed:
             ahead = None if found is None else (id_, found)
         fate = await self._fate(plan.request.topic, partition, raw.offset)
         if fate is not None:
-            entries = self._decided(plan, partition, raw, skip, states, positions, fate)
+            entries = self._decided(plan, partition, raw, skip, states, positions, fate, as_lines)
         else:
-            entries = await self._record(plan, partition, raw, skip, states, positions, ahead)
+            entries = await self._record(
+                plan, partition, raw, skip, states, positions, ahead, as_lines
+            )
         positions[partition] = Position(raw.offset + 1)
         return entries
 
@@ -293,6 +302,7 @@ class TopicFeed:
         states: JournalStates,
         positions: dict[int, Position],
         fate: Fate | Lookup,
+        as_lines: bool = False,
     ) -> RecordEntries:
         """The entries of one record whose fate the reader's fold decided (no lookup, no
         judging: every journal reader returns what the fold decided)."""
@@ -327,8 +337,9 @@ class TopicFeed:
         assert record is not None
         append = record.action
         assert isinstance(append, Append)
-        events = event_records(append, partition, offset)
-        return _append_events(fate.id, events, skip, plan.request.tags, frame, offset)
+        return _delivered(
+            fate.id, append, partition, offset, skip, plan.request.tags, frame, as_lines
+        )
 
     async def _check_held(self, topic: str, partition: int, offset: int) -> None:
         """PositionGone if Kafka no longer holds `offset` (offsets also skip for records the
@@ -346,6 +357,7 @@ class TopicFeed:
         states: JournalStates,
         positions: dict[int, Position],
         ahead: tuple[str, JournalState] | None = None,
+        as_lines: bool = False,
     ) -> RecordEntries:
         """The entries of one record from its `skip`th on, each with the cursor right after it.
         `ahead`: the (journal id, state) looked up ahead for this record, if any."""
@@ -404,27 +416,50 @@ class TopicFeed:
         if judged.verdict is not Verdict.TAKEN:
             return []
         assert isinstance(action, Append)
+        event_frame = CursorFrame(positions, partition) if frame is None else frame
         try:
-            events = event_records(action, partition, offset)
+            return _delivered(
+                id_, action, partition, offset, skip, plan.request.tags, event_frame, as_lines
+            )
         except FormatError as exc:
             return quarantined(id_, str(exc))
-        event_frame = CursorFrame(positions, partition) if frame is None else frame
-        return _append_events(id_, events, skip, plan.request.tags, event_frame, offset)
 
 
 def _each(entries: RecordEntries) -> Sequence[FeedEntry]:
-    return entries.entries() if isinstance(entries, AppendEvents) else entries
+    return entries.entries() if isinstance(entries, AppendEvents | AppendLines) else entries
 
 
-def _append_events(
+def _delivered(
     id_: str,
-    events: tuple[EventRecord, ...],
+    append: Append,
+    partition: int,
+    offset: int,
     skip: int,
     tags: frozenset[str],
     frame: CursorFrame,
-    offset: int,
-) -> AppendEvents:
-    """The append's events from its `skip`th on that carry one of `tags` (any, if none)."""
+    as_lines: bool,
+) -> DeliveredEvents:
+    """The append's events from its `skip`th on that carry one of `tags` (any, if none); with
+    `as_lines`, read from a plain JSON container where it is one (feed/plain_json.py).
+    FormatError if the append does not decode."""
+    plain = plain_json_lines(append, PartitionOffset(partition, offset)) if as_lines else None
+    if plain is not None:
+        shared, own = plain
+        indexes = tuple(
+            index
+            for index, event in enumerate(own)
+            if index >= skip and (not tags or not tags.isdisjoint(event["tags"]))
+        )
+        return AppendLines(
+            id_,
+            shared,
+            own,
+            indexes,
+            frame,
+            offset,
+            partial(event_records, append, partition, offset),
+        )
+    events = event_records(append, partition, offset)
     indexes = tuple(
         index
         for index, event in enumerate(events)

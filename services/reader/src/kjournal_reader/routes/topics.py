@@ -8,6 +8,7 @@ from fastapi import Request
 from fastapi.responses import StreamingResponse
 from kjournal.api.convert import replication_out
 from kjournal.feed import AppendEvents
+from kjournal.feed import AppendLines
 from kjournal.feed import Cursor
 from kjournal.feed import FeedRequest
 from kjournal.feed import RecordEntries
@@ -124,7 +125,7 @@ async def feed(
 
 def _feed_lines(entries: RecordEntries) -> Lines:
     """A record's feed lines: an append's events with their record's members encoded once."""
-    if isinstance(entries, AppendEvents):
+    if isinstance(entries, AppendEvents | AppendLines):
         return Lines(ndjson_lines_sharing(*entries.lines_json()), len(entries))
     return Lines(b"".join(ndjson_line(entry_to_json(entry)) for entry in entries), len(entries))
 
