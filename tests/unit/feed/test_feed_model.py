@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import settings
@@ -16,6 +17,8 @@ from hypothesis import strategies as st
 from kjournal.errors import InvalidCursor
 from kjournal.errors import InvalidInput
 from kjournal.errors import PositionGone
+from kjournal.feed import AppendEvents
+from kjournal.feed import AppendLines
 from kjournal.feed import Control
 from kjournal.feed import Cursor
 from kjournal.feed import FeedControl
@@ -25,13 +28,16 @@ from kjournal.feed import FeedEvent
 from kjournal.feed import FeedHeartbeat
 from kjournal.feed import FeedRequest
 from kjournal.feed import Position
+from kjournal.feed import RecordEntries
 from kjournal.feed import TopicFeed
+from kjournal.feed import entry_to_json
 from kjournal.feed.reading import RESOLVE_CONCURRENCY
 from kjournal.feed.reading import SCAN_CONCURRENCY
 from kjournal.memory import InMemoryEventualReader
 from kjournal.memory import InMemoryReplicatedStore
 from kjournal.model import Key
 from kjournal.read import JournalReader
+from kjournal_reader.routes.topics import _feed_lines
 
 from tests.support.histories import KEY
 from tests.support.histories import MARK
@@ -394,3 +400,40 @@ def test_a_journal_whose_head_a_purge_deleted_after_pointer2_was_read_keeps_its_
         for n in range(op.first, op.last + 1)
     ]
     assert kinds == [*expected_before, Control.PURGE, 1], name
+
+
+def _catch_up_lines(
+    log: InMemoryPartitionLog, store: InMemoryReplicatedStore, request: FeedRequest
+) -> tuple[list[object], set[type]]:
+    """The lines the reader writes of a catch-up (its route's encoder over `record_entries`),
+    parsed, and the kinds of what `record_entries` yielded."""
+    reader = JournalReader(InMemoryEventualReader(store), log, log)
+    feed = TopicFeed(log, reader, 10_000)
+
+    async def run() -> list[RecordEntries]:
+        plan = await feed.plan(request)
+        return [entries async for entries in feed.record_entries(plan)]
+
+    yielded = asyncio.run(run())
+    lines = b"".join(_feed_lines(entries).data for entries in yielded)
+    return [orjson.loads(line) for line in lines.splitlines()], {type(e) for e in yielded}
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=histories_with_retries(), data=st.data())
+def test_a_catch_up_writes_the_lines_of_its_entries_from_anywhere(
+    ops: list[Op], data: st.DataObject
+) -> None:
+    """The lines written from AppendLines (plain JSON containers) and AppendEvents are the
+    lines of the entries, from the start and resumed after any entry."""
+    log = log_of(ops)
+    store = InMemoryReplicatedStore()
+    entries = _feed(log, store, FeedRequest(TOPIC))
+    after = data.draw(st.sampled_from([None, *(entry.cursor for entry in entries[:-1])]))
+    request = FeedRequest(TOPIC, after=after)
+    lines, kinds = _catch_up_lines(log, store, request)
+    resumed = _feed(log, store, request)
+    assert lines == [entry_to_json(entry) for entry in resumed]
+    # the histories' appends are plain JSON containers: none is decoded to be written
+    assert AppendEvents not in kinds
+    assert AppendLines in kinds or not any(isinstance(e, FeedEvent) for e in resumed)
