@@ -63,38 +63,44 @@ class HeadInfo:
 
     def apply(self, record: ActionRecord) -> HeadInfo:
         action = record.action
-        counted = replace(
-            self,
-            actions=self.actions + 1,
-            first_offset=record.offset if self.first_offset is None else self.first_offset,
-        )
+        first_offset = record.offset if self.first_offset is None else self.first_offset
         if isinstance(action, Append):
+            # Built whole rather than through dataclasses.replace (a fold applies every record
+            # of a topic; two replace calls were most of the time an append took here).
             header = action.header
             if not takes(self.seq_nr, header.range.from_, header.expect):
-                return replace(
-                    counted,
+                return HeadInfo(
+                    seq_nr=self.seq_nr,
+                    delete_to=self.delete_to,
+                    hide_to=self.hide_to,
+                    purged_at=self.purged_at,
                     appends=self.appends + 1,
+                    actions=self.actions + 1,
                     duplicates=self.duplicates + 1,
+                    first_offset=first_offset,
                     dropped=(*self.dropped, record.offset),
                 )
-            return counted._append(header.range.from_, header.range.to)
+            seq_nr, delete_to = appended(
+                self.seq_nr, self.delete_to, header.range.from_, header.range.to
+            )
+            return HeadInfo(
+                seq_nr=seq_nr,
+                delete_to=delete_to,
+                hide_to=max(self.hide_to, delete_to or 0),
+                purged_at=self.purged_at,
+                appends=self.appends + 1,
+                actions=self.actions + 1,
+                duplicates=self.duplicates,
+                first_offset=first_offset,
+                dropped=self.dropped,
+            )
+        counted = replace(self, actions=self.actions + 1, first_offset=first_offset)
         if isinstance(action, Delete):
             return counted._delete(action.header.to)
         if isinstance(action, Purge):
             return counted._purge(record.offset)
         assert isinstance(action, Mark)
         return counted
-
-    def _append(self, first: SeqNr, last: SeqNr) -> HeadInfo:
-        """A taken append."""
-        seq_nr, delete_to = appended(self.seq_nr, self.delete_to, first, last)
-        return replace(
-            self,
-            seq_nr=seq_nr,
-            delete_to=delete_to,
-            hide_to=max(self.hide_to, delete_to or 0),
-            appends=self.appends + 1,
-        )
 
     def _delete(self, to: SeqNr) -> HeadInfo:
         if self.seq_nr is None:
