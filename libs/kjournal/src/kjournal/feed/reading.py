@@ -140,14 +140,17 @@ class TopicFeed:
 
     async def entries(self, plan: FeedPlan) -> AsyncIterator[FeedEntry]:
         """The plan's entries, partition after partition, then a FeedEnd."""
-        async for entries in self.record_entries(plan):
+        async for entries in self.record_entries(plan, as_lines=False):
             for entry in _each(entries):
                 yield entry
 
-    async def record_entries(self, plan: FeedPlan) -> AsyncIterator[RecordEntries]:
+    async def record_entries(
+        self, plan: FeedPlan, *, as_lines: bool = True
+    ) -> AsyncIterator[RecordEntries]:
         """`entries`, a record's at a time (records without any are left out), then [FeedEnd]:
         one step of the stream per record rather than per event, and an append's events as
-        AppendEvents (an encoder writes their lines without an object per event)."""
+        AppendEvents, or with `as_lines` as AppendLines where its container is plain JSON (an
+        encoder writes their lines without an object per event)."""
         request = plan.request
         positions = dict(plan.starts)
         for partition, start in plan.starts.items():
@@ -160,7 +163,7 @@ class TopicFeed:
                 _accept(request.id_prefix),
             )
             async for raw in records:
-                entries = await self._next(plan, raw, states, positions, as_lines=True)
+                entries = await self._next(plan, raw, states, positions, as_lines=as_lines)
                 if entries:
                     yield entries
             positions[partition] = Position(plan.ends[partition])
