@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -190,3 +191,15 @@ async def _end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     """The topic's end offset per partition (0 everywhere: nothing was ever produced)."""
     return asyncio.run(_end_offsets(bootstrap, topic))
+
+
+def topic_counters(http: httpx.Client, url: str, topic: str, *names: str) -> dict[str, float]:
+    """Counters `names` of `topic` in one read of the /metrics of the service at `url` (0 while
+    absent)."""
+    text = http.get(f"{url}/metrics").text
+    counters = {}
+    for name in names:
+        pattern = rf'^{re.escape(name)}\{{[^}}]*topic="{re.escape(topic)}"[^}}]*\}} (\S+)$'
+        found = re.search(pattern, text, re.MULTILINE)
+        counters[name] = float(found.group(1)) if found else 0.0
+    return counters

@@ -10,7 +10,6 @@ services keyspace before the reader is first asked about the topic.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from typing import Any
 
@@ -29,24 +28,16 @@ from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services import concurrency as c
 from tests.integration.services.support import RunningService
+from tests.integration.services.support import topic_counters
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
 
 LISTING_DEADLINE_S = 120.0
 
 
-def _counter(metrics: str, name: str, topic: str) -> float:
-    """The value of counter `name` for `topic` in a Prometheus exposition (0 if absent)."""
-    pattern = rf'^{re.escape(name)}\{{[^}}]*topic="{re.escape(topic)}"[^}}]*\}} (\S+)$'
-    found = re.search(pattern, metrics, re.MULTILINE)
-    return float(found.group(1)) if found else 0.0
-
-
 def _counters(http: httpx.Client, reader: str, topic: str) -> dict[str, float]:
-    text = http.get(f"{reader}/metrics").text
-    return {
-        m.name: _counter(text, m.name, topic) for m in (FOLD_LISTINGS, FOLD_NEW_STARTS, FOLD_STARTS)
-    }
+    names = (FOLD_LISTINGS.name, FOLD_NEW_STARTS.name, FOLD_STARTS.name)
+    return topic_counters(http, reader, topic, *names)
 
 
 def _listed(http: httpx.Client, reader: str, topic: str) -> dict[str, float]:

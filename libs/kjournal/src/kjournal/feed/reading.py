@@ -153,6 +153,7 @@ class TopicFeed:
         encoder writes their lines without an object per event)."""
         request = plan.request
         positions = dict(plan.starts)
+        await self._followed(request.topic)
         for partition, start in plan.starts.items():
             states = JournalStates(self._capacity)
             records = self._source.records(
@@ -174,11 +175,7 @@ class TopicFeed:
         FeedHeartbeat with the start cursor, then one whenever `heartbeat_s` passed without an
         entry."""
         positions = dict(plan.starts)
-        if self._follower is not None:
-            # A live tail reads what the reader's fold decides: follow the topic from now on.
-            with contextlib.suppress(FoldUnavailable, TimeoutError):
-                async with asyncio.timeout(self._follower.wait_timeout_s):
-                    await self._follower.topic(plan.request.topic)
+        await self._followed(plan.request.topic)
         yield FeedHeartbeat(Cursor(dict(positions)))
         # All partitions at once share the subscriber's budget of states.
         capacity = max(1, self._capacity // max(1, len(plan.starts)))
@@ -198,6 +195,15 @@ class TopicFeed:
             if time.monotonic() - quiet_since >= heartbeat_s:
                 quiet_since = time.monotonic()
                 yield FeedHeartbeat(Cursor(dict(positions)))
+
+    async def _followed(self, topic: str) -> None:
+        """Has the reader's fold follow the topic from now on, waiting a little for it to be
+        ready: the feed then reads what the fold decides, the fates every journal read returns,
+        instead of judging each record from journal states it looks up itself."""
+        if self._follower is not None:
+            with contextlib.suppress(FoldUnavailable, TimeoutError):
+                async with asyncio.timeout(self._follower.wait_timeout_s):
+                    await self._follower.topic(topic)
 
     async def _resolve_new(
         self, plan: FeedPlan, batch: list[ConsumedRecord], states: dict[int, JournalStates]
