@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextvars import copy_context
 
 import orjson
@@ -98,7 +98,12 @@ async def outcomes(request: Request, topic: TopicPath) -> Response:
         raise HTTPException(415, "expected an application/json body")
     questions = _questions(await request.body())
     answers = _Answers(outcomes_of(request), key_rules, checked_topic, questions)
-    return StreamingResponse(answers.lines(), media_type=NDJSON_CONTENT_TYPE)
+    first = await answers.first()
+    if answers.finished:
+        # Every answer came with the first (one question, or all decided already): one body
+        # with its length, without a streamed response to set up, watch and end.
+        return Response(first, media_type=NDJSON_CONTENT_TYPE)
+    return StreamingResponse(answers.rest(first), media_type=NDJSON_CONTENT_TYPE)
 
 
 def _questions(body: bytes) -> list[OutcomeQuestionIn]:
@@ -112,7 +117,8 @@ def _questions(body: bytes) -> list[OutcomeQuestionIn]:
 
 class _Answers:
     """The answers to one request's questions: those decided already at once, the others as
-    their outcomes come (each in a task of its own, cancelled if the writer goes away)."""
+    their outcomes come (each in a task of its own, cancelled if the writer goes away). `first`
+    asks them all and waits for the first answers; `rest` streams those and the ones after."""
 
     def __init__(
         self,
@@ -129,23 +135,43 @@ class _Answers:
         self._arrived = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def lines(self) -> AsyncIterator[bytes]:
-        waiting = self._ask_all()
+    async def first(self) -> bytes:
+        """The lines of the answers ready once any is (at once for outcomes decided already)."""
         try:
-            while True:
+            self._ask_all()
+            while not self._ready and self._tasks:
+                await self._arrived.wait()
+                self._arrived.clear()
+        except BaseException:
+            self._cancel()
+            raise
+        chunk, self._ready = b"".join(self._ready), []
+        return chunk
+
+    @property
+    def finished(self) -> bool:
+        """Whether every question has its line in what `first` (or `rest`) gave."""
+        return not self._tasks and not self._ready
+
+    async def rest(self, first: bytes) -> AsyncGenerator[bytes, None]:
+        """`first`, then the lines of the answers still to come, as they come."""
+        try:
+            yield first
+            while self._tasks or self._ready:
+                if not self._ready:
+                    await self._arrived.wait()
+                    self._arrived.clear()
                 if self._ready:
                     chunk, self._ready = b"".join(self._ready), []
                     yield chunk
-                if not waiting:
-                    return
-                await self._arrived.wait()
-                self._arrived.clear()
-                waiting = len(self._tasks)
         finally:
-            for task in self._tasks:
-                task.cancel()
+            self._cancel()
 
-    def _ask_all(self) -> int:
+    def _cancel(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+
+    def _ask_all(self) -> None:
         for index, question in enumerate(self._questions):
             try:
                 key = self._key_rules.key_in(self._topic, question.id)
@@ -167,7 +193,6 @@ class _Answers:
             )
             self._tasks.add(task)
             task.add_done_callback(self._done)
-        return len(self._tasks)
 
     async def _answer(self, index: int, key: Key, offset: int) -> None:
         try:
