@@ -17,6 +17,12 @@ import httpx
 from aiokafka import AIOKafkaConsumer
 from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from kjournal.journal import Journals
+from kjournal.kafka.settings import KafkaSettings
+from kjournal.model import Event
+from kjournal.model import JsonPayload
+from kjournal.model import Key
+from kjournal.model import SeqNr
 
 
 def free_port() -> int:
@@ -203,3 +209,18 @@ def topic_counters(http: httpx.Client, url: str, topic: str, *names: str) -> dic
         found = re.search(pattern, text, re.MULTILINE)
         counters[name] = float(found.group(1)) if found else 0.0
     return counters
+
+
+def produce_events(bootstrap: str, key: Key, last: int) -> None:
+    """Events 1 to `last` of `key` (payload `{"n": n, "variant": 0}`) straight into Kafka, as a
+    writer of another process (or the Scala library) would: no writer asks the reader about them."""
+
+    async def produce() -> None:
+        async with Journals(KafkaSettings(bootstrap_servers=bootstrap)) as journals:
+            events = [
+                Event(SeqNr(n), payload=JsonPayload({"n": n, "variant": 0}))
+                for n in range(1, last + 1)
+            ]
+            await journals.journal(key).produce(events)
+
+    asyncio.run(produce())

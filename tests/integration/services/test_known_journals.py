@@ -9,25 +9,20 @@ services keyspace before the reader is first asked about the topic.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
 import httpx
 import pytest
-from kjournal.journal import Journals
-from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics.catalogue import FOLD_LISTINGS
 from kjournal.metrics.catalogue import FOLD_NEW_STARTS
 from kjournal.metrics.catalogue import FOLD_STARTS
-from kjournal.model import Event
-from kjournal.model import JsonPayload
 from kjournal.model import Key
-from kjournal.model import SeqNr
 from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services import concurrency as c
 from tests.integration.services.support import RunningService
+from tests.integration.services.support import produce_events
 from tests.integration.services.support import topic_counters
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra]
@@ -55,14 +50,6 @@ def _events(first: int, last: int, variant: int) -> list[dict[str, Any]]:
     return [{"seqNr": n, "payload": {"n": n, "variant": variant}} for n in range(first, last + 1)]
 
 
-async def _produce(platform: Endpoints, key: Key, last: int) -> None:
-    async with Journals(KafkaSettings(bootstrap_servers=platform.kafka_bootstrap)) as journals:
-        events = [
-            Event(SeqNr(n), payload=JsonPayload({"n": n, "variant": 0})) for n in range(1, last + 1)
-        ]
-        await journals.journal(key).produce(events)
-
-
 def test_journals_met_first_are_judged_by_the_listing_and_old_ones_by_their_heads(
     platform: Endpoints,
     services_keyspace: str,
@@ -71,7 +58,7 @@ def test_journals_met_first_are_judged_by_the_listing_and_old_ones_by_their_head
     topic: str,
 ) -> None:
     old = Key(topic, "replicated-before-the-reader-followed")
-    asyncio.run(_produce(platform, old, 2))
+    produce_events(platform.kafka_bootstrap, old, 2)
     with c.replication(platform, services_keyspace) as replication:
         replication.run(topic)  # pointer2 passes old's records: the fold starts after them
 

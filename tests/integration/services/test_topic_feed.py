@@ -26,17 +26,13 @@ from hypothesis import strategies as st
 from kjournal.api import quote_segment
 from kjournal.client import Client
 from kjournal.feed import Cursor
-from kjournal.journal import Journals
-from kjournal.kafka.settings import KafkaSettings
 from kjournal.metrics.catalogue import FOLD_LISTINGS
-from kjournal.model import Event
-from kjournal.model import JsonPayload
 from kjournal.model import Key
-from kjournal.model import SeqNr
 from kjournal_dev.platform.lifecycle import Endpoints
 
 from tests.integration.services import concurrency as c
 from tests.integration.services.support import RunningService
+from tests.integration.services.support import produce_events
 from tests.integration.services.support import topic_counters
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cassandra, pytest.mark.timeout(300)]
@@ -360,19 +356,12 @@ def test_an_undecodable_record_is_a_quarantined_entry_and_the_feed_goes_on(
     assert ("healthy", 1) in [(e["id"], e.get("seqNr")) for e in entries]
 
 
-async def _produce_events(bootstrap: str, key: Key, last: int) -> None:
-    """Events 1 to `last` of `key` straight into Kafka: no writer asks the reader about them."""
-    async with Journals(KafkaSettings(bootstrap_servers=bootstrap)) as journals:
-        events = [Event(SeqNr(n), payload=JsonPayload({"n": n})) for n in range(1, last + 1)]
-        await journals.journal(key).produce(events)
-
-
 def test_a_catch_up_has_the_reader_follow_its_topic(
     http: httpx.Client, reader: RunningService, topic: str, platform: Endpoints
 ) -> None:
     """A catch-up reads what the reader's fold decides, as journal reads do: a topic no one asked
     the reader about is followed from its first catch-up on (its journals listed once)."""
-    asyncio.run(_produce_events(platform.kafka_bootstrap, Key(topic, "unasked"), 3))
+    produce_events(platform.kafka_bootstrap, Key(topic, "unasked"), 3)
 
     lines = feed(http, reader, topic)
     assert [(e["id"], e["seqNr"]) for e in lines[:-1]] == [("unasked", n) for n in (1, 2, 3)]
