@@ -1,23 +1,30 @@
-"""What an HTTP append costs at the least on this host, against the CPU per append that
-0.2 × the raw producer at c = 64 (issue 40) leaves.
+"""What an HTTP append costs at the least on this host, step by step up to the guarantee, against
+the CPU per append that 0.2 × the raw producer at c = 64 (issue 40) leaves.
 
     uv run python -m bench.http_floor [--seconds 10] [--level 64] [--rounds 2] [--payload-bytes 100]
 
-Needs kjournal-dev's Kafka (KJOURNAL_DEV_KAFKA_PORT, default 9092) and wrk. On a fresh topic of 8
-partitions, `--rounds` times, in turn:
+Needs kjournal-dev's Kafka and Cassandra (`scripts/dev up`; the reader of the last step folds on
+them) and wrk. Each step is bench/_bare_append.py on uvicorn (uvloop, httptools), loaded by wrk
+with bench/http_append.lua exactly as `bench.http_append` loads the writer (c keep-alive
+connections, one event per request), and adds to the step before it:
 
-* **bare**: bench/_bare_append.py on uvicorn (uvloop, httptools), loaded by wrk with
-  bench/http_append.lua exactly as `bench.http_append` loads the writer (c keep-alive connections,
-  one event per request): it reads each body and answers 201, nothing else;
-* **bare + produce**: the same app also producing each body through one AIOKafkaProducer with the
-  writer's settings and answering after the ack (no validation, no kafka-journal record, no
-  outcome, no tracing): the least a Python HTTP append with acks=all does;
-* **raw**: `bench.http_append`'s raw producer (c tasks, one AIOKafkaProducer, the writer's
-  settings, kafka-journal records), the figure issue 40 compares HTTP with.
+* **bare**: reads each body and answers 201, nothing else;
+* **+ produce**: produces each body as it is through one AIOKafkaProducer with the writer's
+  settings and answers after the ack: the least a Python HTTP append with acks=all does;
+* **+ record**: produces the append's kafka-journal record through `kjournal.writes.WriteSide`
+  (the events built from the body by hand; the record's encoding and kjournal's producer);
+* **+ outcome**: `WritableJournal.append` with the writer's reader link: the answer waits for the
+  reader's fold to decide the append, as the writer's does. A reader process (started here)
+  folds this step's topic; the steps before write to a topic no reader follows.
 
-Prints requests/s and CPU per request of the app, of wrk, and of the whole host (Kafka included),
-the raw producer's rate, and the host CPU per append that 0.2 × that rate leaves on this host's
-cores. No assertion is made.
+Then `--rounds` times in turn, and the raw producer (`bench.http_append`'s: c tasks, one
+AIOKafkaProducer, the writer's settings, kafka-journal records), the figure issue 40 compares
+HTTP with. What the writer service adds on top of the last step (FastAPI and Starlette, pydantic
+validation, metrics, the server span) is `bench.http_append`'s CPU per append less this one's.
+
+Prints requests/s and CPU per request of the app, of the reader (last step), of wrk, and of the
+whole host (Kafka included), the raw producer's rate, and the host CPU per append that 0.2 × that
+rate leaves on this host's cores. No assertion is made.
 """
 
 from __future__ import annotations
@@ -39,12 +46,14 @@ from bench._http import host
 from bench._http import host_busy_seconds
 from bench._http import run
 from bench._http import service_process
+from bench._http import writers_reader
 from bench.http_append import Load
 from bench.http_append import raw_level
 from bench.http_append import wrk
 
 PARTITIONS = 8
 GOAL = 0.2  # HTTP appends over the raw producer at c = 64 (issue 40)
+STEP_NAMES = {"none": "bare", "produce": "+ produce", "record": "+ record", "outcome": "+ outcome"}
 
 
 def main() -> None:
@@ -63,33 +72,41 @@ def main() -> None:
         f"~{args.payload_bytes} B JSON payload, {PARTITIONS} partitions, {args.rounds} rounds"
     )
     logs = Path(tempfile.mkdtemp(prefix="kjournal-bench-floor-"))
-    rows: dict[str, list[tuple[float, float, float, float]]] = {}
+    rows: dict[str, list[tuple[float, float, float, float, float]]] = {}
     raw_rates: list[float] = []
     with ExitStack() as stack:
         topic = stack.enter_context(bench_topic(bootstrap, PARTITIONS))
+        folded = stack.enter_context(bench_topic(bootstrap, PARTITIONS))
         kafka = {"KJOURNAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap}
-        apps = {
-            "bare": stack.enter_context(service_process("bench._bare_append", kafka, logs)),
-            "bare + produce": stack.enter_context(
-                service_process("bench._bare_append", {**kafka, "BARE_APPEND_TOPIC": topic}, logs)
-            ),
-        }
+        link, reader_pid = stack.enter_context(writers_reader(bootstrap, logs / "reader"))
+        apps: dict[str, tuple[str, str, int]] = {}  # name: (topic, url, pid)
+        for step, step_topic, extra in (
+            ("none", topic, {}),
+            ("produce", topic, {}),
+            ("record", topic, {}),
+            ("outcome", folded, link),
+        ):
+            settings = {**kafka, **extra, "BARE_APPEND_STEP": step, "BARE_APPEND_TOPIC": step_topic}
+            process = service_process("bench._bare_append", settings, logs / step)
+            apps[STEP_NAMES[step]] = (step_topic, *stack.enter_context(process))
         for round_ in range(args.rounds):
-            for name, (url, pid) in apps.items():
-                load = Load(
-                    url, topic, f"floor-{round_}-{name[:4]}", args.level, args.seconds,
-                    args.payload_bytes,
-                )  # fmt: skip
+            for name, (app_topic, url, pid) in apps.items():
+                prefix = f"floor-{round_}-{name.strip('+ ')}"
+                load = Load(url, app_topic, prefix, args.level, args.seconds, args.payload_bytes)
                 app_before, host_before = cpu_seconds(pid), host_busy_seconds()
+                reader_before = cpu_seconds(reader_pid)
                 result = wrk(load)
                 app_cpu = (cpu_seconds(pid) - app_before) / result.count
+                reader_cpu = (cpu_seconds(reader_pid) - reader_before) / result.count
                 host_cpu = (host_busy_seconds() - host_before) / result.count
                 wrk_cpu = result.client_cpu / result.count
-                rows.setdefault(name, []).append((result.rate, app_cpu, wrk_cpu, host_cpu))
+                rows.setdefault(name, []).append(
+                    (result.rate, app_cpu, reader_cpu, wrk_cpu, host_cpu)
+                )
                 print(
-                    f"  round {round_ + 1} {name:<15} {result.line()}   CPU per request: app "
-                    f"{app_cpu * 1e3:.3f} ms, wrk {wrk_cpu * 1e3:.3f} ms, host "
-                    f"{host_cpu * 1e3:.3f} ms",
+                    f"  round {round_ + 1} {name:<12} {result.line()}   CPU per request: app "
+                    f"{app_cpu * 1e3:.3f} ms, reader {reader_cpu * 1e3:.3f} ms, wrk "
+                    f"{wrk_cpu * 1e3:.3f} ms, host {host_cpu * 1e3:.3f} ms",
                     flush=True,
                 )
             before = time.process_time()
@@ -105,7 +122,7 @@ def main() -> None:
             )
             raw_rates.append(raw.rate)
             print(
-                f"  round {round_ + 1} {'raw producer':<15} {raw.line()}   CPU per record of "
+                f"  round {round_ + 1} {'raw producer':<12} {raw.line()}   CPU per record of "
                 f"this process {(time.process_time() - before) / max(1, raw.count) * 1e3:.3f} ms "
                 f"(its warm-up included)",
                 flush=True,
@@ -114,14 +131,16 @@ def main() -> None:
     budget = cores / (GOAL * raw_rate)
     print(f"medians of {args.rounds} rounds, c = {args.level}:")
     for name, figures in rows.items():
-        rate, app, wrk_cpu, host_cpu = (median(column) for column in zip(*figures, strict=True))
+        rate, app, reader, wrk_cpu, host_cpu = (
+            median(column) for column in zip(*figures, strict=True)
+        )
         print(
-            f"  {name:<15} {rate:>9,.0f} requests/s; CPU per request: app {app * 1e3:.3f} ms, "
-            f"wrk {wrk_cpu * 1e3:.3f} ms, host {host_cpu * 1e3:.3f} ms "
-            f"(at most {cores / host_cpu:,.0f} requests/s on {cores} cores)"
+            f"  {name:<12} {rate:>9,.0f} requests/s; CPU per request: app {app * 1e3:.3f} ms, "
+            f"reader {reader * 1e3:.3f} ms, wrk {wrk_cpu * 1e3:.3f} ms, host "
+            f"{host_cpu * 1e3:.3f} ms (at most {cores / host_cpu:,.0f} requests/s on {cores} cores)"
         )
     print(
-        f"  raw producer    {raw_rate:>9,.0f} appends/s; {GOAL:g} × that = "
+        f"  raw producer {raw_rate:>9,.0f} appends/s; {GOAL:g} × that = "
         f"{GOAL * raw_rate:,.0f} appends/s, which leaves {budget * 1e3:.3f} ms of host CPU per "
         f"append on {cores} cores (the writer's, the reader's, wrk's and Kafka's together)"
     )
