@@ -36,7 +36,7 @@ def decoded(raw: ConsumedRecord) -> ActionRecord | Poison | None:
         return None
     action = record.action
     if isinstance(action, Append):
-        reason = poison_reason(action, record.partition_offset)
+        reason = poison_reason(action)
         if reason is not None:
             return Poison(raw.offset, reason, action.timestamp)
     return record

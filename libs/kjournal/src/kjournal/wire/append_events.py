@@ -10,6 +10,7 @@ from kjournal.errors import FormatError
 from kjournal.errors import InvalidInput
 from kjournal.model import Append
 from kjournal.model import EventRecord
+from kjournal.model import Events
 from kjournal.model import ExpireAfter
 from kjournal.model import PartitionOffset
 from kjournal.model import RecordMetadata
@@ -33,9 +34,7 @@ def decode_append(append: Append, position: PartitionOffset) -> Decoded:
     metadata and user headers. FormatError (or InvalidInput) if the payload does not decode as
     its header's payload type, or holds other seqNrs than the header's range."""
     header = append.header
-    events = decode_events(header.payload_type, append.payload)
-    if events.range != header.range:
-        raise FormatError(f"events {events.range} do not match the header's range {header.range}")
+    events = _payload_events(append)
     metadata = RecordMetadata(header.metadata, events.metadata)
     timestamp, origin, version, headers = (
         append.timestamp,
@@ -52,12 +51,23 @@ def decode_append(append: Append, position: PartitionOffset) -> Decoded:
     )
 
 
-def poison_reason(append: Append, position: PartitionOffset) -> str | None:
+def _payload_events(append: Append) -> Events:
+    """The append's payload decoded, checked against its header: all that can fail in
+    `decode_append` (the rest puts fields together)."""
+    header = append.header
+    events = decode_events(header.payload_type, append.payload)
+    if events.range != header.range:
+        raise FormatError(f"events {events.range} do not match the header's range {header.range}")
+    return events
+
+
+def poison_reason(append: Append) -> str | None:
     """Why the replicator would quarantine this append's record for its payload (None: it
     decodes). The read side's fold asks it of every append it folds, so that it quarantines a
-    journal exactly where the replicator does (docs/concurrency.md)."""
+    journal exactly where the replicator does (docs/concurrency.md); it decodes the payload as
+    `decode_append` does, without making the event records."""
     try:
-        decode_append(append, position)
+        _payload_events(append)
     except DECODE_ERRORS as exc:
         return f"payload: {exc}"
     return None
