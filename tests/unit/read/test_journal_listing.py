@@ -18,6 +18,7 @@ from kjournal.read import follower as follower_module
 from kjournal.read.known import KnownJournals
 
 TOPIC = "journal"
+END = 7
 
 
 class _Listing:
@@ -40,10 +41,20 @@ class _Listing:
         return ids()
 
 
+class _Log:
+    """A Kafka source whose one partition ends at `END`."""
+
+    async def end_offsets(self, topic: str, partitions: list[int]) -> dict[int, int]:
+        assert partitions == [0]
+        return {0: END}
+
+
 def _folds(listing: _Listing, metrics: RecordingMetrics) -> Any:
     """A topic's folds whose owner has only what the listing uses: the eventual reader's `ids`
     and the metrics."""
-    owner = SimpleNamespace(eventual=SimpleNamespace(ids=listing.list), metrics=metrics)
+    owner = SimpleNamespace(
+        eventual=SimpleNamespace(ids=listing.list), source=_Log(), metrics=metrics
+    )
     return follower_module._TopicFolds(TOPIC, owner)  # type: ignore[arg-type]
 
 
@@ -54,12 +65,13 @@ def test_a_listing_cassandra_failed_is_made_again_and_completes(
     listing = _Listing([Unavailable("down"), Unavailable("still down")], ["a", "b"])
     metrics = RecordingMetrics()
     known = KnownJournals()
-    asyncio.run(_folds(listing, metrics)._list_journals(known))
+    asyncio.run(_folds(listing, metrics)._list_journals(known, 1))
     assert listing.calls == 3
     assert known.listed
-    assert not known.absent("a")
-    assert not known.absent("b")
-    assert known.absent("c")
+    assert not known.absent("a", 0, END)
+    assert not known.absent("b", 0, END)
+    assert known.absent("c", 0, END)
+    assert not known.absent("c", 0, END - 1)  # a purge may have hidden its head below the end
     assert metrics.counters[FOLD_LISTINGS.name] == {(("topic", TOPIC),): 1.0}
 
 
@@ -67,8 +79,8 @@ def test_a_listing_failing_otherwise_is_given_up_and_leaves_every_journal_to_cas
     listing = _Listing([RuntimeError("a bug")], ["a", "b"])
     metrics = RecordingMetrics()
     known = KnownJournals()
-    asyncio.run(_folds(listing, metrics)._list_journals(known))  # returns: the folds go on
+    asyncio.run(_folds(listing, metrics)._list_journals(known, 1))  # returns: the folds go on
     assert listing.calls == 1
     assert not known.listed
-    assert not known.absent("c")  # no journal is taken for new
+    assert not known.absent("c", 0, END)  # no journal is taken for new
     assert FOLD_LISTINGS.name not in metrics.counters

@@ -274,8 +274,9 @@ class _TopicFolds:
         )
         quarantined = await owner.eventual.quarantined_ids(self.topic)
         settings = owner.settings
-        # Listed after pointer2 was read: what the listing misses was written from records the
-        # folds consume (docs/concurrency.md, "Journals the fold knows are new").
+        # Listed after pointer2 was read, and trusted from the log's ends read after the listing:
+        # what it misses was written or purged by records the folds consume before those ends
+        # (docs/concurrency.md, "Journals the fold knows are new").
         known = KnownJournals() if settings.list_journals else None
         self.folds = {
             p: PartitionFold(
@@ -297,7 +298,7 @@ class _TopicFolds:
             group.create_task(self._consume(starts))
             group.create_task(self._poll_pointers(count))
             if known is not None:
-                group.create_task(self._list_journals(known))
+                group.create_task(self._list_journals(known, count))
             for partition in range(count):
                 group.create_task(self._start_journals(partition))
 
@@ -345,7 +346,7 @@ class _TopicFolds:
             self._owner.metrics.increment(FOLD_NEW_STARTS.name, fold.started_new, topic=self.topic)
             fold.started_new = 0
 
-    async def _list_journals(self, known: KnownJournals) -> None:
+    async def _list_journals(self, known: KnownJournals, partitions: int) -> None:
         """Add every journal of the topic with a head in Cassandra to `known`, then let the folds
         start the others as new; listed again from the start after Cassandra failed. Any other
         failure leaves this build of the folds without the listing (every journal met for the
@@ -361,6 +362,9 @@ class _TopicFolds:
                     async for id_ in ids:
                         known.add(id_)
                         count += 1
+                # Read after the last head: a head the listing missed because a purge removed it
+                # meanwhile was purged by a record below these ends (read/known.py).
+                ends = await owner.source.end_offsets(self.topic, list(range(partitions)))
             except (Unavailable, DeadlineExceeded) as exc:
                 log.warning(
                     "listing the journals of %s failed (%s); again in %.0f s (new journals are "
@@ -379,11 +383,11 @@ class _TopicFolds:
                     self.topic,
                 )
                 return
-            known.listed = True
+            known.complete(ends)
             owner.metrics.increment(FOLD_LISTINGS.name, 1, topic=self.topic)
             log.info(
                 "listed the %d journals of %s with a head in %.1f s (%d bytes of filters): the "
-                "folds start the others without Cassandra",
+                "folds start the others they meet from the log's ends now on without Cassandra",
                 count,
                 self.topic,
                 time.monotonic() - began,

@@ -225,7 +225,11 @@ class PartitionFold:
         it has no head and no record below `since` the fold met (and it has no quarantine row);
         None where it may have a past, which only Cassandra can tell."""
         known = self.known
-        if known is None or not known.absent(id_) or id_ in self.quarantined_ids:
+        if (
+            known is None
+            or not known.absent(id_, self.partition, since)
+            or id_ in self.quarantined_ids
+        ):
             return None
         known.add(id_)
         self.started_new += 1
