@@ -15,11 +15,17 @@ only when a read ends with a request still incomplete.
 
 The limits are class attributes set once per process (`configure`, called by `service_app`):
 uvicorn builds the protocol itself, in each worker process.
+
+What one turn of the event loop writes to a connection leaves in one send (`CoalescedWrites`):
+uvicorn writes a response's head and its body apart, and with TCP_NODELAY each write was a system
+call and a TCP segment of its own, the head's and the body's (about a tenth of the writer's CPU
+per append went to them; docs/performance.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from typing import ClassVar
@@ -34,7 +40,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from kjournal_service.problems import problem_response
 
-__all__ = ["LimitedHttpToolsProtocol", "RequestLimits"]
+__all__ = ["CoalescedWrites", "LimitedHttpToolsProtocol", "RequestLimits"]
 
 _IDLE, _HEAD, _BODY = "idle", "head", "body"
 _LINGER_S = 2.0  # how long a refused client may take to read the answer and close
@@ -46,6 +52,82 @@ class RequestLimits:
     max_header_count: int = 100
     header_timeout_s: float = 10.0
     body_timeout_s: float = 60.0
+
+
+class CoalescedWrites(asyncio.Transport):
+    """A connection's transport whose writes within one turn of the event loop go out together,
+    as one write of the transport under it, once the turn's callbacks have run. Closing, a
+    half-close and the buffer's size count the writes still held; aborting drops them."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        if self._held is None:
+            self._held = [bytes(data)]
+            self._loop.call_soon(self._flush)
+        else:
+            self._held.append(bytes(data))
+
+    def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
+        for data in list_of_data:
+            self.write(data)
+
+    def _flush(self) -> None:
+        held, self._held = self._held, None
+        if held:
+            self._transport.write(held[0] if len(held) == 1 else b"".join(held))
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def write_eof(self) -> None:
+        self._flush()
+        self._transport.write_eof()
+
+    def abort(self) -> None:
+        self._held = None
+        self._transport.abort()
+
+    def can_write_eof(self) -> bool:
+        return self._transport.can_write_eof()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def pause_reading(self) -> None:
+        self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self._transport.is_reading()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._transport.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self._transport.get_protocol()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self._transport.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self._transport.get_write_buffer_limits()
+
+    def get_write_buffer_size(self) -> int:
+        held = sum(len(data) for data in self._held) if self._held else 0
+        return self._transport.get_write_buffer_size() + held
 
 
 class LimitedHttpToolsProtocol(HttpToolsProtocol):
@@ -68,7 +150,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     # -- connection ------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(CoalescedWrites(transport, self.loop))
         # A connection that sends nothing holds a socket like a slow head does.
         self._begin(_HEAD, self.limits.header_timeout_s)
         self._arm()
