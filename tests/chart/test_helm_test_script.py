@@ -136,3 +136,25 @@ def test_a_refused_append_fails_at_once_with_the_problem(
     assert done.returncode == 1
     assert len(service.appended) == 1
     assert f"append: 401 {problem}" in done.stderr
+
+
+def test_a_resent_append_answered_as_the_replay_of_the_first_passes(
+    script: str, serving: list[_Service]
+) -> None:
+    """The writer could not learn the first append's outcome (504); the resend meets the taken
+    copy and is answered 200 with `replay`, and the script reads the event back."""
+    unknown = '{"title": "Outcome unknown: retry", "status": 504}'
+    replay = '{"partition": 0, "offset": 3, "from": 1, "to": 1, "replay": true, "seqNr": 1}'
+    service = _start(serving, _Service([(504, unknown), (200, replay)]))
+    done = _run(script, service)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(service.appended) == 2
+    assert f"504 {unknown}; asking again" in done.stdout
+    assert "read back:" in done.stdout
+
+
+def test_a_200_that_is_no_replay_fails(script: str, serving: list[_Service]) -> None:
+    service = _start(serving, _Service([(200, '{"replay": false}')]))
+    done = _run(script, service)
+    assert done.returncode == 1
+    assert 'append: 200 {"replay": false}' in done.stderr

@@ -1,4 +1,5 @@
-"""The writer's link to the reader drops a connection that brought an answer no reader gives.
+"""The writer's link to the reader asks again when the reader was not reached, and drops a
+connection that brought an answer no reader gives.
 
 On a cluster, a connection to a Service's address made before kube-proxy routes it can reach
 something else: on the dev box an egress proxy takes it and answers every request with an empty
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+from typing import Literal
 
 import pytest
 from kjournal.errors import OutcomeUnknown
@@ -48,12 +51,19 @@ async def _request(reader: asyncio.StreamReader) -> bytes:
     return await reader.readexactly(length)
 
 
-async def _stranger_then_reader(connections: list[int]) -> asyncio.Server:
-    """The stranger (an empty 404, kept alive) on the first connection, the reader after it."""
+async def _stranger_then_reader(
+    connections: list[int], first: Literal["stranger", "hangs up"] = "stranger"
+) -> asyncio.Server:
+    """On the first connection the stranger (an empty 404, kept alive) or a peer that hangs up
+    once it has read the request; the reader on every later one."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         connections.append(len(connections))
-        stranger = len(connections) == 1
+        stranger = first == "stranger" and len(connections) == 1
+        if first == "hangs up" and len(connections) == 1:
+            await _request(reader)
+            writer.close()
+            return
         try:
             while body := await _request(reader):
                 asked = json.loads(body)["appends"]
@@ -73,22 +83,56 @@ async def _stranger_then_reader(connections: list[int]) -> asyncio.Server:
     return await asyncio.start_server(handle, "127.0.0.1", 0)
 
 
-def test_a_connection_that_brought_a_strangers_answer_is_not_used_again():
+def test_a_question_a_stranger_answered_is_asked_again_over_a_new_connection():
     connections: list[int] = []
 
-    async def ask_twice() -> tuple[OutcomeUnknown, AppendOutcome]:
+    async def ask_twice() -> tuple[AppendOutcome, AppendOutcome]:
         async with await _stranger_then_reader(connections) as server:
             port = server.sockets[0].getsockname()[1]
             async with ReaderOutcomes(ReaderLinkSettings(url=f"http://127.0.0.1:{port}")) as link:
-                with pytest.raises(OutcomeUnknown) as stranger:
-                    await link.outcome(KEY, 7)
-                return stranger.value, await link.outcome(KEY, 7)
+                return await link.outcome(KEY, 7), await link.outcome(KEY, 7)
 
-    stranger, answer = asyncio.run(ask_twice())
+    first, second = asyncio.run(ask_twice())
 
-    assert (
-        "answered 404 with content type application/octet-stream from server 'keryx', not"
-        in str(stranger)
-    )
+    assert (first.seq_nr, first.position.offset) == (1, 7)
+    assert (second.seq_nr, second.position.offset) == (1, 7)
+    assert len(connections) == 2  # the stranger's connection is not used again
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_question_is_asked_again_when_the_reader_hung_up_without_an_answer():
+    """A reader that closes the connection before it answers (it is restarting, or a proxy in
+    between drops the connection): the question goes again, over a new connection."""
+    connections: list[int] = []
+
+    async def ask() -> AppendOutcome:
+        async with await _stranger_then_reader(connections, first="hangs up") as server:
+            port = server.sockets[0].getsockname()[1]
+            async with ReaderOutcomes(ReaderLinkSettings(url=f"http://127.0.0.1:{port}")) as link:
+                return await link.outcome(KEY, 7)
+
+    answer = asyncio.run(ask())
+
     assert (answer.seq_nr, answer.position.offset) == (1, 7)
     assert len(connections) == 2
+
+
+def test_a_reader_never_reached_is_an_outcome_unknown_that_says_why():
+    port = _free_port()
+
+    async def ask() -> None:
+        settings = ReaderLinkSettings(url=f"http://127.0.0.1:{port}", timeout_s=0.5)
+        async with ReaderOutcomes(settings) as link:
+            await link.outcome(KEY, 7)
+
+    with pytest.raises(OutcomeUnknown) as unknown:
+        asyncio.run(ask())
+
+    assert "did not tell its outcome within 0.5 s (asked " in str(unknown.value)
+    assert "ClientConnectorError" in str(unknown.value)
+    assert "resending the same append is safe" in str(unknown.value)

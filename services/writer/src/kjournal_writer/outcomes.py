@@ -10,7 +10,10 @@ the next, so under load each request carries many (one request per append cost t
 millisecond of CPU and the reader more; docs/performance.md). A question's trace context goes
 with it, so the reader's outcome span sits under the append's.
 
-When the reader cannot tell, the append is in Kafka but its fate is unknown to the writer:
+A request that does not reach the reader (refused, cut off, or answered by something else, as a
+Service just created can be) is sent again after a pause, its questions each within their own
+deadline: a question only reads what the log fixed, so asking twice is safe. When the reader
+cannot tell in time, the append is in Kafka but its fate is unknown to the writer:
 OutcomeUnknown (504), and the client's resend of the same append is answered as a replay or a
 refusal, never stored twice.
 """
@@ -53,6 +56,8 @@ CALLER_AUTHORIZATION: ContextVar[str | None] = ContextVar(
 """The `Authorization` header of the request being served, passed on to the reader."""
 
 _PROBLEM_CONTENT_TYPE = "application/problem+json"
+_FIRST_PAUSE_S = 0.05
+_LONGEST_PAUSE_S = 1.0
 
 
 @dataclass(eq=False, slots=True)
@@ -61,6 +66,10 @@ class _Question:
     offset: int
     trace: dict[str, str]
     answer: asyncio.Future[AppendOutcome]
+    asked: int = 0
+    """How many requests carried it and brought no answer (the reader not reached)."""
+    unreached: str | None = None
+    """Why the last of those brought none."""
 
 
 @dataclass(eq=False)
@@ -131,10 +140,11 @@ class ReaderOutcomes(AsyncResource):
             async with asyncio.timeout(self._timeout_s):
                 return await question.answer
         except TimeoutError:
+            why = f" (asked {question.asked} times: {question.unreached})" if question.asked else ""
             raise OutcomeUnknown(
                 f"the append of journal {key} landed at offset {offset}, but the reader at "
-                f"{self._url} did not tell its outcome within {self._timeout_s} s; resending "
-                "the same append is safe"
+                f"{self._url} did not tell its outcome within {self._timeout_s} s{why}; "
+                "resending the same append is safe"
             ) from None
 
     def _schedule(self, lane: _Lane) -> None:
@@ -163,12 +173,9 @@ class ReaderOutcomes(AsyncResource):
 
     async def _ask(self, link: _Link, lane: _Lane, batch: list[_Question]) -> None:
         try:
-            await self._request(link, lane, batch)
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            self._fail(
-                batch,
-                f"the reader at {self._url} did not tell its outcome ({type(exc).__name__}: {exc})",
-            )
+            unreached = await self._reached(link, lane, batch)
+            if unreached is not None:
+                await self._ask_again_later(lane, batch, unreached)
         finally:
             self._fail(batch, f"the reader at {self._url} did not answer for it")
             lane.in_flight -= 1
@@ -181,7 +188,36 @@ class ReaderOutcomes(AsyncResource):
             elif not lane.in_flight:
                 self._lanes.pop((lane.topic, lane.authorization), None)
 
-    async def _request(self, link: _Link, lane: _Lane, batch: list[_Question]) -> None:
+    async def _reached(self, link: _Link, lane: _Lane, batch: list[_Question]) -> str | None:
+        """Sends the batch; why the reader was not reached, if it was not (asking again is
+        safe then: a question only reads what the log fixed)."""
+        try:
+            return await self._request(link, lane, batch)
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+            # not connected, or cut off before every answer came
+            return f"{type(exc).__name__}: {exc}"
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            self._fail(
+                batch,
+                f"the reader at {self._url} did not tell its outcome ({type(exc).__name__}: {exc})",
+            )
+            return None
+
+    async def _ask_again_later(self, lane: _Lane, batch: list[_Question], why: str) -> None:
+        """Puts the batch's unanswered questions back in line after a pause that doubles with
+        each request that did not reach the reader (a Service that does not route yet, a
+        reader restarting); each question still ends at its own deadline."""
+        for question in batch:
+            question.asked += 1
+            question.unreached = why
+        pause = min(_FIRST_PAUSE_S * 2 ** (min(q.asked for q in batch) - 1), _LONGEST_PAUSE_S)
+        await asyncio.sleep(pause)
+        unanswered = [question for question in batch if not question.answer.done()]
+        batch.clear()
+        lane.waiting.extendleft(reversed(unanswered))
+
+    async def _request(self, link: _Link, lane: _Lane, batch: list[_Question]) -> str | None:
+        """Asks the reader; what answered instead of it, if something else did."""
         headers = {"content-type": "application/json"}
         if lane.authorization:
             headers["authorization"] = lane.authorization
@@ -196,7 +232,7 @@ class ReaderOutcomes(AsyncResource):
             if content_type == NDJSON_CONTENT_TYPE and response.status == 200:
                 async for line in response.content:
                     self._answer_line(batch, line)
-                return
+                return None
             if content_type != _PROBLEM_CONTENT_TYPE:
                 response.close()
                 self._retire(link)
@@ -204,12 +240,11 @@ class ReaderOutcomes(AsyncResource):
                 sender = f"content type {content_type}" + (
                     f" from server {server!r}" if server else ""
                 )
-                self._fail(
-                    batch,
-                    f"{self._url} answered {response.status} with {sender}, not a reader's answer",
+                return (
+                    f"{self._url} answered {response.status} with {sender}, not a reader's answer"
                 )
-                return
             self._fail_with_problem(batch, response.status, await response.read(), link)
+            return None
 
     def _answer_line(self, batch: list[_Question], line: bytes) -> None:
         try:
