@@ -171,7 +171,27 @@ class Release:
                 log = f"(no log: {exc.status} {exc.reason})"
             with contextlib.suppress(client.ApiException):
                 self.core.delete_namespaced_pod(pod, self.namespace, grace_period_seconds=0)
-            raise AssertionError(f"{failed}\nthe test pod {pod} logged:\n{log}") from None
+            services = self._service_log_tails(name)
+            raise AssertionError(f"{failed}\nthe test pod {pod} logged:\n{log}{services}") from None
+
+    def _service_log_tails(self, release: str, lines: int = 20) -> str:
+        """The last lines each writer and reader pod of `release` logged (what the test pod's
+        requests met)."""
+        tails = []
+        for component in ("writer", "reader"):
+            selector = (
+                f"app.kubernetes.io/instance={release},app.kubernetes.io/component={component}"
+            )
+            try:
+                pods = self.core.list_namespaced_pod(self.namespace, label_selector=selector).items
+                for found in pods:
+                    text = self.core.read_namespaced_pod_log(
+                        found.metadata.name, self.namespace, tail_lines=lines
+                    )
+                    tails.append(f"\n{found.metadata.name} logged (last {lines} lines):\n{text}")
+            except client.ApiException as exc:
+                tails.append(f"\n{component} pods: no log ({exc.status} {exc.reason})")
+        return "".join(tails)
 
     def component(self, name: str) -> str:
         """The chart's name for a component's objects (the release is named after the chart)."""
