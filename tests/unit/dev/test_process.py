@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -77,3 +78,22 @@ def test_how_a_child_ended_is_told_once_it_is_found_gone(tmp_path: Path):
     assert process.how_it_ended(killed) == "killed by SIGSEGV"
     assert process.how_it_ended(failed) == "exit status 3"
     assert process.how_it_ended(1) == "not a child of this process: its exit status is unknown"
+
+
+def test_a_child_runs_whatever_its_command_line_shows_and_others_must_show_the_marker(
+    tmp_path: Path,
+):
+    # A child's command line is empty for a moment while it execs: a service polled right after
+    # its start was once taken for ended. A child not yet reaped cannot be another process, so
+    # its command line is not asked; any other process's must hold the marker.
+    pid = process.spawn(
+        [sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "log", cwd=tmp_path
+    )
+    try:
+        assert process.is_running(pid, "a-marker-its-command-line-lacks")
+    finally:
+        process.stop(pid)
+    assert not process.is_running(pid, "a-marker-its-command-line-lacks")
+    own_executable = Path("/proc/self/cmdline").read_bytes().split(b"\0")[0].decode()
+    assert process.is_running(os.getpid(), own_executable)
+    assert not process.is_running(os.getpid(), "a-marker-its-command-line-lacks")

@@ -61,7 +61,9 @@ def spawn(cmd: Sequence[str], log_file: Path, cwd: Path, env: dict[str, str] | N
 
 
 def is_running(pid: int, marker: str | None = None) -> bool:
-    """True if `pid` is alive (and, given a marker, its command line contains it: no PID reuse)."""
+    """True if `pid` is alive (and, given a marker, is not another process that took a freed
+    PID: a child this process started and has not reaped is itself; any other process's command
+    line must contain the marker)."""
     child = _children.get(pid)
     if child is not None and child.poll() is not None:
         _ended[pid] = _children.pop(pid).returncode
@@ -89,7 +91,10 @@ def is_running(pid: int, marker: str | None = None) -> bool:
                 return False
             _reap(pid)
             return False
-        if marker is not None:
+        if marker is not None and child is None:
+            # Only a process this one did not start can be another that took a freed PID. A
+            # child's command line is not asked: it is empty for a moment while the child execs
+            # (a service waited for right after its start was once taken for ended).
             return marker in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except (FileNotFoundError, IndexError):
         return False
